@@ -1,0 +1,1100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * epoll_disable_test - delete EPOLLONESHOT items from a set that many
+ * threads wait on, with EPOLL_CTL_DISABLE and the "delete when done"
+ * protocol, and check that nothing is touched after it is deleted.
+ *
+ * Readers block in epoll_wait() on one set of AF_UNIX socketpairs, all
+ * EPOLLIN | EPOLLONESHOT (every other one also EPOLLET); a writer writes
+ * to them round-robin. Each item has a mutex, a stop flag and a count of
+ * its deletions. The main thread lets the load run, checks that every byte
+ * written has been reported to a reader, then deletes every item while the
+ * writer keeps writing:
+ *
+ *   lock item; stop = 1;
+ *   EPOLL_CTL_DISABLE == 0      -> nobody was handed the event: delete now
+ *   EPOLL_CTL_DISABLE == EBUSY  -> a reader holds the event; it sees stop
+ *                                  under the item lock and deletes the item
+ *   unlock item
+ *
+ * Deleted items are not freed but kept with a poisoned tag until all threads
+ * are gone, so that a reader that touches an item after its deletion (a
+ * use-after-free in a real program) is counted instead of crashing.
+ *
+ * The test passes if every item was deleted exactly once, no item was
+ * touched after its deletion and no data was lost. "-m naive" deletes the
+ * way one must without the op (EPOLL_CTL_DEL under the item lock); with
+ * "-d" widening the window between epoll_wait() returning and the reader
+ * taking the item lock, that protocol must be caught. "-f" breaks the
+ * readers on purpose to show that the other checks can fail too.
+ *
+ * Exit status follows kselftest: 0 pass, 1 fail, 4 skip (no
+ * EPOLL_CTL_DISABLE in this kernel).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Not in the C library's <sys/epoll.h>; the value is the kernel's ABI. */
+#ifndef EPOLL_CTL_DISABLE
+#define EPOLL_CTL_DISABLE 4
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define KSFT_PASS	0
+#define KSFT_FAIL	1
+#define KSFT_SKIP	4
+
+#define ITEM_LIVE	0x600dcafeU
+#define ITEM_POISON	0xdeadbeefU
+
+/* How long the main thread waits for the readers to catch up, in ms */
+#define SETTLE_MS	(5000 + opt.items)
+/* The deletions are spread over this long, so that each meets the load */
+#define CANCEL_MS	1000
+
+enum protocol { PROTO_DISABLE, PROTO_NAIVE };
+enum fault { FAULT_NONE, FAULT_REARM, FAULT_DELETE };
+
+struct item {
+	pthread_mutex_t lock;
+	int fd[2];		/* fd[0] is watched, the writer writes fd[1] */
+	unsigned int tag;	/* ITEM_LIVE, or ITEM_POISON once deleted */
+	bool stop;		/* the main thread wants this item gone */
+	unsigned int events;	/* mask the item is (re-)armed with */
+	int deletions;
+};
+
+static struct {
+	int items;
+	int readers;
+	int seconds;
+	unsigned int seed;
+	enum protocol protocol;
+	enum fault fault;
+	int delay_us;
+} opt = {
+	.items = 500,
+	.readers = 100,
+	.seconds = 2,
+	.seed = 1,
+	.protocol = PROTO_DISABLE,
+	.fault = FAULT_NONE,
+	.delay_us = 0,
+};
+
+static int epfd, quitfd;
+static struct item *items;
+
+static atomic_bool writer_pause, writer_paused, writer_quit;
+static atomic_ulong bytes_written, bytes_read, events_handled;
+static atomic_ulong late_touches, deleted, owner_deletes, rearm_dropped;
+static atomic_ulong disable_ok, disable_busy;
+static atomic_ulong errors;
+static char first_error[256];
+static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void error_at(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&error_lock);
+	if (!atomic_fetch_add(&errors, 1)) {
+		va_start(ap, fmt);
+		vsnprintf(first_error, sizeof(first_error), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&error_lock);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Called with it->lock held: the one place where an item is deleted. */
+static void item_delete(struct item *it)
+{
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, it->fd[0], NULL))
+		error_at("EPOLL_CTL_DEL of fd %d: %s", it->fd[0],
+			 strerror(errno));
+	it->tag = ITEM_POISON;
+	it->deletions++;
+	atomic_fetch_add(&deleted, 1);
+}
+
+static int item_arm(struct item *it, int op)
+{
+	struct epoll_event ev = { .events = it->events, .data.ptr = it };
+
+	return epoll_ctl(epfd, op, it->fd[0], &ev);
+}
+
+/* Called with it->lock held, for an event this reader was handed. */
+static void item_handle(struct item *it)
+{
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(it->fd[0], buf, sizeof(buf))) > 0)
+		atomic_fetch_add(&bytes_read, n);
+	if (n < 0 && errno != EAGAIN)
+		error_at("read of fd %d: %s", it->fd[0], strerror(errno));
+
+	if (atomic_fetch_add(&events_handled, 1) % 64 == 63 &&
+	    opt.fault == FAULT_REARM) {
+		atomic_fetch_add(&rearm_dropped, 1);
+		return;
+	}
+	if (item_arm(it, EPOLL_CTL_MOD))
+		error_at("EPOLL_CTL_MOD of fd %d: %s", it->fd[0],
+			 strerror(errno));
+}
+
+static void *reader(void *arg)
+{
+	struct epoll_event ev;
+	struct item *it;
+	int n;
+
+	(void)arg;
+	for (;;) {
+		n = epoll_wait(epfd, &ev, 1, 1000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error_at("epoll_wait: %s", strerror(errno));
+			return NULL;
+		}
+		if (n == 0)
+			continue;
+		it = ev.data.ptr;
+		if (!it)
+			return NULL;	/* quitfd: the test is over */
+
+		/* The window in which the item may be deleted under us */
+		if (opt.delay_us)
+			sleep_us(opt.delay_us);
+
+		pthread_mutex_lock(&it->lock);
+		if (it->tag != ITEM_LIVE) {
+			atomic_fetch_add(&late_touches, 1);
+		} else if (it->stop && opt.fault != FAULT_DELETE) {
+			/* DISABLE said EBUSY: we own the event, we delete */
+			item_delete(it);
+			atomic_fetch_add(&owner_deletes, 1);
+		} else {
+			item_handle(it);
+		}
+		pthread_mutex_unlock(&it->lock);
+	}
+}
+
+static void *writer(void *arg)
+{
+	unsigned long i;
+	struct item *it;
+	char c = 'x';
+
+	(void)arg;
+	for (i = 0; !atomic_load(&writer_quit); i++) {
+		if (atomic_load(&writer_pause)) {
+			atomic_store(&writer_paused, true);
+			sleep_us(1000);
+			continue;
+		}
+		atomic_store(&writer_paused, false);
+		it = &items[i % opt.items];
+		if (write(it->fd[1], &c, 1) == 1)
+			atomic_fetch_add(&bytes_written, 1);
+		else if (errno != EAGAIN)
+			error_at("write of fd %d: %s", it->fd[1],
+				 strerror(errno));
+		if (i % opt.items == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+/* Delete one item from the main thread, by the chosen protocol. */
+static void cancel(struct item *it)
+{
+	pthread_mutex_lock(&it->lock);
+	it->stop = true;
+	if (opt.protocol == PROTO_NAIVE) {
+		item_delete(it);
+	} else if (!epoll_ctl(epfd, EPOLL_CTL_DISABLE, it->fd[0], NULL)) {
+		atomic_fetch_add(&disable_ok, 1);
+		item_delete(it);
+	} else if (errno == EBUSY) {
+		atomic_fetch_add(&disable_busy, 1);
+	} else {
+		error_at("EPOLL_CTL_DISABLE of fd %d: %s", it->fd[0],
+			 strerror(errno));
+	}
+	pthread_mutex_unlock(&it->lock);
+}
+
+/*
+ * Does this kernel have EPOLL_CTL_DISABLE? A kernel without it copies an
+ * event for op 4 before it looks at the op (EFAULT for a NULL event) and
+ * then rejects the op (EINVAL). Anything else is a kernel that claims the
+ * op but gets it wrong, which is a failure, not a skip.
+ */
+static int probe(char *why, size_t len)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	int ep, sv[2], ret = KSFT_FAIL;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		snprintf(why, len, "socketpair: %s", strerror(errno));
+		return KSFT_FAIL;
+	}
+	ep = epoll_create1(0);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
+		snprintf(why, len, "epoll setup: %s", strerror(errno));
+		goto out;
+	}
+	if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], NULL)) {
+		ret = KSFT_PASS;
+	} else if (errno != EFAULT) {
+		snprintf(why, len,
+			 "op 4 with a NULL event: %s, expected 0 or EFAULT",
+			 strerror(errno));
+	} else if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], &ev)) {
+		snprintf(why, len,
+			 "op 4 works but reads its event argument (EFAULT for NULL)");
+	} else if (errno == EINVAL) {
+		snprintf(why, len,
+			 "EPOLL_CTL_DISABLE not supported by this kernel");
+		ret = KSFT_SKIP;
+	} else {
+		snprintf(why, len, "op 4 with an event: %s, expected EINVAL",
+			 strerror(errno));
+	}
+out:
+	if (ep >= 0)
+		close(ep);
+	close(sv[0]);
+	close(sv[1]);
+	return ret;
+}
+
+static void raise_nofile(void)
+{
+	rlim_t need = 2 * (rlim_t)opt.items + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = need;
+	if (rl.rlim_max < need)
+		rl.rlim_max = need;	/* works for root, fails quietly if not */
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		getrlimit(RLIMIT_NOFILE, &rl);
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int setup(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct item *it;
+	int i;
+
+	raise_nofile();
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	quitfd = eventfd(0, EFD_CLOEXEC);
+	if (epfd < 0 || quitfd < 0)
+		return -1;
+	/* Level-triggered and never re-armed: wakes every reader at the end */
+	ev.data.ptr = NULL;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, quitfd, &ev))
+		return -1;
+
+	items = calloc(opt.items, sizeof(*items));
+	if (!items)
+		return -1;
+	for (i = 0; i < opt.items; i++) {
+		it = &items[i];
+		pthread_mutex_init(&it->lock, NULL);
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+			       SOCK_CLOEXEC, 0, it->fd))
+			return -1;
+		it->tag = ITEM_LIVE;
+		it->events = EPOLLIN | EPOLLONESHOT | (i % 2 ? EPOLLET : 0);
+		if (item_arm(it, EPOLL_CTL_ADD))
+			return -1;
+	}
+	return 0;
+}
+
+/* Wait until cond() holds or SETTLE_MS pass; true if it holds. */
+static bool settle(bool (*cond)(void))
+{
+	long deadline = now_ms() + SETTLE_MS;
+
+	while (!cond()) {
+		if (now_ms() > deadline)
+			return false;
+		sleep_us(1000);
+	}
+	return true;
+}
+
+static bool writer_is_paused(void)
+{
+	return atomic_load(&writer_paused);
+}
+
+static bool all_read(void)
+{
+	return atomic_load(&bytes_read) == atomic_load(&bytes_written);
+}
+
+static bool all_deleted(void)
+{
+	return atomic_load(&deleted) >= (unsigned long)opt.items;
+}
+
+static void shuffle(int *v, int n, unsigned int seed)
+{
+	int i, j, t;
+
+	srand(seed);
+	for (i = n - 1; i > 0; i--) {
+		j = rand() % (i + 1);
+		t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+static int test_no;
+static int failed;
+
+static void result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d ", ok ? "ok" : "not ok", ++test_no);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	failed += !ok;
+}
+
+/*
+ * The contract, one clause at a time. Each clause returns NULL if the
+ * kernel kept it, or what went wrong; "SKIP ..." if it cannot be checked
+ * here.
+ */
+
+/* One socketpair registered in a fresh set: sv[0] is watched. */
+struct fixture {
+	int ep;
+	int sv[2];
+};
+
+static const char *fixture_init(struct fixture *f, unsigned int events)
+{
+	struct epoll_event ev = { .events = events };
+
+	f->sv[0] = -1;
+	f->sv[1] = -1;
+	f->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (f->ep < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+		       f->sv) ||
+	    epoll_ctl(f->ep, EPOLL_CTL_ADD, f->sv[0], &ev))
+		return "fixture setup failed";
+	return NULL;
+}
+
+static void fixture_fini(struct fixture *f)
+{
+	if (f->sv[0] >= 0)
+		close(f->sv[0]);
+	if (f->sv[1] >= 0)
+		close(f->sv[1]);
+	if (f->ep >= 0)
+		close(f->ep);
+}
+
+/* 0 or the errno of EPOLL_CTL_DISABLE, which takes no event */
+static int disable_fd(int ep, int fd)
+{
+	return epoll_ctl(ep, EPOLL_CTL_DISABLE, fd, NULL) ? errno : 0;
+}
+
+static int rearm_fd(int ep, int fd, unsigned int events)
+{
+	struct epoll_event ev = { .events = events };
+
+	return epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev) ? errno : 0;
+}
+
+/* How many events epoll_wait() hands out right now (0 or 1) */
+static int collect(int ep)
+{
+	struct epoll_event ev;
+
+	return epoll_wait(ep, &ev, 1, 0);
+}
+
+static bool put_byte(int fd)
+{
+	return write(fd, "x", 1) == 1;
+}
+
+static char why_buf[160];
+
+/* Is an errno-or-0 result what the contract says? If not, say why. */
+static bool expect(int got, int want, const char *what)
+{
+	if (got == want)
+		return true;
+	snprintf(why_buf, sizeof(why_buf), "%s: got %s, expected %s", what,
+		 got ? strerror(got) : "0", want ? strerror(want) : "0");
+	return false;
+}
+
+/* Does epoll_wait() hand out @want events right now? If not, say why. */
+static bool expect_events(int ep, int want, const char *what)
+{
+	int n = collect(ep);
+
+	if (n == want)
+		return true;
+	snprintf(why_buf, sizeof(why_buf),
+		 "%s: epoll_wait returned %d, expected %d", what, n, want);
+	return false;
+}
+
+static const char *armed_body(struct fixture *f)
+{
+	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "DISABLE of an armed item"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *silenced_body(struct fixture *f)
+{
+	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "DISABLE"))
+		return why_buf;
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	if (!expect_events(f->ep, 0, "data after DISABLE"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *rearm_body(struct fixture *f)
+{
+	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "DISABLE"))
+		return why_buf;
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	if (!expect(rearm_fd(f->ep, f->sv[0], EPOLLIN | EPOLLONESHOT), 0,
+		    "EPOLL_CTL_MOD"))
+		return why_buf;
+	if (!expect_events(f->ep, 1, "pending data after the re-arm"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *del_body(struct fixture *f)
+{
+	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "DISABLE"))
+		return why_buf;
+	if (!expect(epoll_ctl(f->ep, EPOLL_CTL_DEL, f->sv[0], NULL) ? errno : 0, 0,
+		    "EPOLL_CTL_DEL after DISABLE"))
+		return why_buf;
+	if (!expect(disable_fd(f->ep, f->sv[0]), ENOENT, "DISABLE after DEL"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *ready_body(struct fixture *f)
+{
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "DISABLE of a ready item"))
+		return why_buf;
+	if (!expect_events(f->ep, 0, "the ready item after DISABLE"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *delivered_body(struct fixture *f)
+{
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	if (!expect_events(f->ep, 1, "the event"))
+		return why_buf;
+	if (!expect(disable_fd(f->ep, f->sv[0]), EBUSY, "DISABLE of a delivered item"))
+		return why_buf;
+	return NULL;
+}
+
+/*
+ * A disabled item looks like a delivered one: its event bits are clear. So
+ * a second DISABLE answers EBUSY, which is right: the first caller already
+ * owns the deletion, and a second must not delete (and free) it again.
+ */
+static const char *twice_body(struct fixture *f)
+{
+	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "first DISABLE"))
+		return why_buf;
+	if (!expect(disable_fd(f->ep, f->sv[0]), EBUSY, "second DISABLE"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *no_oneshot_body(struct fixture *f)
+{
+	if (!expect(disable_fd(f->ep, f->sv[0]), EINVAL,
+		    "DISABLE of an item without EPOLLONESHOT"))
+		return why_buf;
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	if (!expect_events(f->ep, 1, "the item after the refused DISABLE"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *error_codes_body(struct fixture *f)
+{
+	char path[] = "/tmp/epoll_disable_test.XXXXXX";
+	int file, closed[2], err;
+
+	if (!expect(disable_fd(f->ep, f->sv[1]), ENOENT, "fd not in the set"))
+		return why_buf;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, closed))
+		return "socketpair failed";
+	close(closed[0]);
+	close(closed[1]);
+	if (!expect(disable_fd(f->ep, closed[0]), EBADF, "closed fd"))
+		return why_buf;
+	if (!expect(disable_fd(f->sv[0], f->sv[1]), EINVAL, "epfd not an epoll fd"))
+		return why_buf;
+	if (!expect(disable_fd(f->ep, f->ep), EINVAL, "fd == epfd"))
+		return why_buf;
+
+	file = mkstemp(path);
+	if (file < 0)
+		return "mkstemp failed";
+	unlink(path);
+	err = disable_fd(f->ep, file);
+	close(file);
+	if (!expect(err, EPERM, "a regular file"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *unknown_body(struct fixture *f)
+{
+	if (!expect(epoll_ctl(f->ep, 5, f->sv[0], NULL) ? errno : 0, EINVAL, "op 5"))
+		return why_buf;
+	if (!expect(epoll_ctl(f->ep, -1, f->sv[0], NULL) ? errno : 0, EINVAL,
+		    "op -1"))
+		return why_buf;
+	return NULL;
+}
+
+static const char *event_body(struct fixture *f)
+{
+	void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	int err;
+
+	if (page == MAP_FAILED)
+		return "mmap failed";
+	err = epoll_ctl(f->ep, EPOLL_CTL_DISABLE, f->sv[0], page) ? errno : 0;
+	munmap(page, 4096);
+	if (!expect(err, 0, "DISABLE with an unreadable event pointer"))
+		return why_buf;
+	return NULL;
+}
+
+/* An epoll set is itself pollable: disable one that another set watches */
+static const char *nested_body(struct fixture *inner)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	const char *why = NULL;
+	int outer;
+
+	outer = epoll_create1(EPOLL_CLOEXEC);
+	if (outer < 0 || epoll_ctl(outer, EPOLL_CTL_ADD, inner->ep, &ev)) {
+		why = "nested setup failed";
+		goto out;
+	}
+	if (disable_fd(outer, inner->ep)) {
+		why = "DISABLE of an armed nested set failed";
+		goto out;
+	}
+	if (rearm_fd(outer, inner->ep, EPOLLIN | EPOLLONESHOT) ||
+	    !put_byte(inner->sv[1]) || collect(outer) != 1) {
+		why = "the nested set was not reported after the re-arm";
+		goto out;
+	}
+	if (disable_fd(outer, inner->ep) != EBUSY)
+		why = "DISABLE of a delivered nested set did not say EBUSY";
+out:
+	if (outer >= 0)
+		close(outer);
+	return why;
+}
+
+/*
+ * The wakeup source of an EPOLLWAKEUP item is active while the item is on
+ * the ready list. Watch a FIFO with a name of our own, so that its wakeup
+ * source can be found under /sys/class/wakeup, and check that DISABLE of
+ * the ready item releases it.
+ */
+static int wakeup_active_ms(const char *name)
+{
+	char path[128], buf[128];
+	int i, ms = -1;
+	FILE *fp;
+
+	for (i = 0; i < 4096 && ms < 0; i++) {
+		snprintf(path, sizeof(path), "/sys/class/wakeup/wakeup%d/name", i);
+		fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		if (fgets(buf, sizeof(buf), fp) &&
+		    !strncmp(buf, name, strlen(name)) &&
+		    buf[strlen(name)] == '\n') {
+			fclose(fp);
+			snprintf(path, sizeof(path),
+				 "/sys/class/wakeup/wakeup%d/active_time_ms", i);
+			fp = fopen(path, "r");
+			if (fp && fscanf(fp, "%d", &ms) != 1)
+				ms = -1;
+		}
+		if (fp)
+			fclose(fp);
+	}
+	return ms;
+}
+
+static const char *wakeup_source(struct fixture *unused)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLONESHOT | EPOLLWAKEUP,
+	};
+	char name[64], path[96];
+	const char *why = NULL;
+	int ep, fd = -1, ms;
+
+	(void)unused;
+	if (access("/sys/class/wakeup", F_OK))
+		return "SKIP no /sys/class/wakeup (CONFIG_PM_SLEEP off)";
+	snprintf(name, sizeof(name), "epoll-disable-%d", (int)getpid());
+	snprintf(path, sizeof(path), "/tmp/%s", name);
+	unlink(path);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep >= 0 && !mkfifo(path, 0600))
+		fd = open(path, O_RDWR | O_NONBLOCK);
+	if (fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+		why = "FIFO setup failed";
+		goto out;
+	}
+	if (wakeup_active_ms(name) < 0) {
+		why = "SKIP no wakeup source for the item (no CAP_BLOCK_SUSPEND?)";
+		goto out;
+	}
+	if (!put_byte(fd)) {
+		why = "write failed";
+		goto out;
+	}
+	sleep_us(20000);
+	ms = wakeup_active_ms(name);
+	if (ms <= 0) {
+		snprintf(why_buf, sizeof(why_buf),
+			 "the ready item's wakeup source is not active (%d ms)", ms);
+		why = why_buf;
+		goto out;
+	}
+	if (disable_fd(ep, fd)) {
+		why = "DISABLE of the ready item failed";
+		goto out;
+	}
+	ms = wakeup_active_ms(name);
+	if (ms != 0) {
+		snprintf(why_buf, sizeof(why_buf),
+			 "wakeup source still active after DISABLE (%d ms)", ms);
+		why = why_buf;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ep >= 0)
+		close(ep);
+	unlink(path);
+	return why;
+}
+
+/*
+ * DISABLE against an epoll_wait() that collects the same ready item: in
+ * every round exactly one of them gets it.
+ */
+#define RACE_ROUNDS	2000
+
+static struct {
+	pthread_barrier_t go, done;
+	int ep;
+	int got;
+	bool quit;
+} race;
+
+static void *race_collector(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_barrier_wait(&race.go);
+		if (race.quit)
+			return NULL;
+		race.got = collect(race.ep);
+		pthread_barrier_wait(&race.done);
+	}
+}
+
+static const char *race_body(struct fixture *f)
+{
+	int round, err, both = 0, neither = 0, other = 0;
+	pthread_t t;
+
+	race.ep = f->ep;
+	race.quit = false;
+	pthread_barrier_init(&race.go, NULL, 2);
+	pthread_barrier_init(&race.done, NULL, 2);
+	if (pthread_create(&t, NULL, race_collector, NULL))
+		return "pthread_create failed";
+	/* The byte is never read: every re-arm makes the item ready again */
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		if (rearm_fd(f->ep, f->sv[0], EPOLLIN | EPOLLONESHOT)) {
+			other++;
+			break;
+		}
+		pthread_barrier_wait(&race.go);
+		err = disable_fd(f->ep, f->sv[0]);
+		pthread_barrier_wait(&race.done);
+		if (err && err != EBUSY)
+			other++;
+		else if (!err && race.got == 1)
+			both++;
+		else if (err == EBUSY && race.got == 0)
+			neither++;
+	}
+	race.quit = true;
+	pthread_barrier_wait(&race.go);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&race.go);
+	pthread_barrier_destroy(&race.done);
+	if (both || neither || other) {
+		snprintf(why_buf, sizeof(why_buf),
+			 "%d rounds: %d both got it, %d neither, %d errors",
+			 round, both, neither, other);
+		return why_buf;
+	}
+	return NULL;
+}
+
+#define ONESHOT		(EPOLLIN | EPOLLONESHOT)
+
+static const struct clause {
+	const char *name;
+	unsigned int events;	/* of the fixture's item */
+	const char *(*check)(struct fixture *f);
+} clauses[] = {
+	{ "armed item: DISABLE returns 0",
+	  ONESHOT, armed_body },
+	{ "disabled item: new data is not reported",
+	  ONESHOT, silenced_body },
+	{ "disabled item: EPOLL_CTL_MOD re-arms it, pending data is reported",
+	  ONESHOT, rearm_body },
+	{ "disabled item: EPOLL_CTL_DEL succeeds",
+	  ONESHOT, del_body },
+	{ "ready, uncollected item: DISABLE returns 0 and unqueues it",
+	  ONESHOT, ready_body },
+	{ "delivered item: DISABLE returns EBUSY",
+	  ONESHOT, delivered_body },
+	{ "second DISABLE returns EBUSY",
+	  ONESHOT, twice_body },
+	{ "EPOLLET armed item: DISABLE returns 0",
+	  ONESHOT | EPOLLET, armed_body },
+	{ "EPOLLET delivered item: DISABLE returns EBUSY",
+	  ONESHOT | EPOLLET, delivered_body },
+	{ "level-triggered item without EPOLLONESHOT: EINVAL, still works",
+	  EPOLLIN, no_oneshot_body },
+	{ "edge-triggered item without EPOLLONESHOT: EINVAL, still works",
+	  EPOLLIN | EPOLLET, no_oneshot_body },
+	{ "ENOENT, EBADF, EINVAL (not epoll, fd == epfd), EPERM (not pollable)",
+	  ONESHOT, error_codes_body },
+	{ "unknown ops 5 and -1 with a NULL event: EINVAL",
+	  ONESHOT, unknown_body },
+	{ "the event argument is not read",
+	  ONESHOT, event_body },
+	{ "nested epoll set: armed 0, delivered EBUSY",
+	  EPOLLIN, nested_body },
+	{ "EPOLLWAKEUP: DISABLE of a ready item releases its wakeup source",
+	  ONESHOT, wakeup_source },
+	{ "DISABLE racing epoll_wait: exactly one gets the event",
+	  ONESHOT, race_body },
+};
+
+#define NR_CLAUSES	((int)ARRAY_SIZE(clauses))
+
+static void check_contract(void)
+{
+	const char *why;
+	int i;
+
+	for (i = 0; i < NR_CLAUSES; i++) {
+		struct fixture f;
+
+		why = fixture_init(&f, clauses[i].events);
+		if (!why)
+			why = clauses[i].check(&f);
+		fixture_fini(&f);
+		if (why && !strncmp(why, "SKIP ", 5))
+			printf("ok %d %s # SKIP %s\n", ++test_no,
+			       clauses[i].name, why + 5);
+		else
+			result(!why, "%s%s%s", clauses[i].name,
+			       why ? ": " : "", why ? why : "");
+	}
+}
+
+static void print_usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-n items] [-t readers] [-s seconds] [-S seed]\n"
+		"          [-m disable|naive] [-d delay_us] [-f rearm|delete]\n"
+		"  -n  socketpairs in the set (default %d)\n"
+		"  -t  reader threads in epoll_wait() (default %d)\n"
+		"  -s  seconds of load before the deletions (default %d)\n"
+		"  -S  seed of the deletion order (default %u)\n"
+		"  -m  deletion protocol: disable (EPOLL_CTL_DISABLE) or naive\n"
+		"      (EPOLL_CTL_DEL under the item lock; must be caught)\n"
+		"  -d  readers sleep this long between epoll_wait() and taking\n"
+		"      the item lock, to widen the race window (default 0)\n"
+		"  -f  break the readers on purpose: rearm drops every 64th\n"
+		"      re-arm, delete ignores the stop flag (must be caught)\n",
+		prog, opt.items, opt.readers, opt.seconds, opt.seed);
+	exit(KSFT_FAIL);
+}
+
+static int number(const char *s, int min, const char *prog)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > INT_MAX)
+		print_usage(prog);
+	return v;
+}
+
+static void parse(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "n:t:s:S:m:d:f:h")) != -1) {
+		switch (c) {
+		case 'n':
+			opt.items = number(optarg, 1, argv[0]);
+			break;
+		case 't':
+			opt.readers = number(optarg, 1, argv[0]);
+			break;
+		case 's':
+			opt.seconds = number(optarg, 0, argv[0]);
+			break;
+		case 'S':
+			opt.seed = number(optarg, 0, argv[0]);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "disable"))
+				opt.protocol = PROTO_DISABLE;
+			else if (!strcmp(optarg, "naive"))
+				opt.protocol = PROTO_NAIVE;
+			else
+				print_usage(argv[0]);
+			break;
+		case 'd':
+			opt.delay_us = number(optarg, 0, argv[0]);
+			break;
+		case 'f':
+			if (!strcmp(optarg, "rearm"))
+				opt.fault = FAULT_REARM;
+			else if (!strcmp(optarg, "delete"))
+				opt.fault = FAULT_DELETE;
+			else
+				print_usage(argv[0]);
+			break;
+		default:
+			print_usage(argv[0]);
+		}
+	}
+	if (optind != argc)
+		print_usage(argv[0]);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long once = 0, never = 0, twice = 0, left = 0, lost;
+	pthread_t *threads, wthread;
+	bool drained, all_gone, contract;
+	char why[160];
+	int i, avail;
+	int *order;
+
+	parse(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+	printf("# %d items, %d readers, %d s, seed %u, protocol %s, delay %d us%s\n",
+	       opt.items, opt.readers, opt.seconds, opt.seed,
+	       opt.protocol == PROTO_NAIVE ? "naive" : "disable", opt.delay_us,
+	       opt.fault == FAULT_REARM ? ", fault rearm" :
+	       opt.fault == FAULT_DELETE ? ", fault delete" : "");
+
+	/* The naive protocol needs no kernel support: it runs anywhere */
+	if (opt.protocol == PROTO_DISABLE) {
+		avail = probe(why, sizeof(why));
+		if (avail == KSFT_SKIP) {
+			printf("1..0 # SKIP %s\n", why);
+			return KSFT_SKIP;
+		}
+		if (avail != KSFT_PASS) {
+			printf("1..1\nnot ok 1 EPOLL_CTL_DISABLE probe: %s\n",
+			       why);
+			return KSFT_FAIL;
+		}
+	}
+
+	/* The contract is checked where the op is, unless a run is rigged */
+	contract = opt.protocol == PROTO_DISABLE && opt.fault == FAULT_NONE;
+	printf("1..%d\n", 4 + (contract ? NR_CLAUSES : 0));
+	if (contract)
+		check_contract();
+
+	if (setup()) {
+		result(false, "setup: %s", strerror(errno));
+		return KSFT_FAIL;
+	}
+	threads = calloc(opt.readers, sizeof(*threads));
+	order = calloc(opt.items, sizeof(*order));
+	if (!threads || !order)
+		return KSFT_FAIL;
+	for (i = 0; i < opt.readers; i++)
+		if (pthread_create(&threads[i], NULL, reader, NULL))
+			return KSFT_FAIL;
+	if (pthread_create(&wthread, NULL, writer, NULL))
+		return KSFT_FAIL;
+
+	/* Load, then show that every byte written so far reaches a reader */
+	sleep_us(opt.seconds * 1000000L);
+	atomic_store(&writer_pause, true);
+	drained = settle(writer_is_paused) && settle(all_read);
+	lost = atomic_load(&bytes_written) - atomic_load(&bytes_read);
+
+	/*
+	 * Delete every item while the writer keeps the events coming: let the
+	 * load pick up again, then pace the deletions so that each one can
+	 * meet a reader that was just handed that item's event.
+	 */
+	atomic_store(&writer_pause, false);
+	for (i = 0; i < opt.items; i++)
+		order[i] = i;
+	shuffle(order, opt.items, opt.seed);
+	sleep_us(CANCEL_MS * 100L);
+	for (i = 0; i < opt.items; i++) {
+		cancel(&items[order[i]]);
+		sleep_us(CANCEL_MS * 1000L / opt.items);
+	}
+	all_gone = settle(all_deleted);
+
+	atomic_store(&writer_quit, true);
+	pthread_join(wthread, NULL);
+	if (eventfd_write(quitfd, 1))
+		error_at("write of quitfd: %s", strerror(errno));
+	for (i = 0; i < opt.readers; i++)
+		pthread_join(threads[i], NULL);
+
+	for (i = 0; i < opt.items; i++) {
+		int pending = 0;
+
+		once += items[i].deletions == 1;
+		never += items[i].deletions == 0;
+		twice += items[i].deletions > 1;
+		if (!ioctl(items[i].fd[0], FIONREAD, &pending))
+			left += pending;
+	}
+
+	printf("# events %lu, DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, re-arms dropped %lu\n",
+	       atomic_load(&events_handled), atomic_load(&disable_ok),
+	       atomic_load(&disable_busy), atomic_load(&owner_deletes),
+	       atomic_load(&rearm_dropped));
+	printf("# bytes written %lu, read %lu, left in sockets %lu\n",
+	       atomic_load(&bytes_written), atomic_load(&bytes_read), left);
+	if (atomic_load(&errors))
+		printf("# %lu unexpected errors, first: %s\n",
+		       atomic_load(&errors), first_error);
+
+	result(!atomic_load(&errors), "no unexpected errors");
+	result(once == (unsigned long)opt.items && all_gone,
+	       "every item deleted exactly once (%lu once, %lu never, %lu more than once)",
+	       once, never, twice);
+	result(!atomic_load(&late_touches),
+	       "no item touched after its deletion (%lu late touches)",
+	       atomic_load(&late_touches));
+	result(drained && atomic_load(&bytes_written) ==
+	       atomic_load(&bytes_read) + left,
+	       "no data lost (%lu bytes unread after the load)", lost);
+	printf("# Totals: pass:%d fail:%d\n", test_no - failed, failed);
+
+	for (i = 0; i < opt.items; i++) {
+		close(items[i].fd[0]);
+		close(items[i].fd[1]);
+	}
+	return failed ? KSFT_FAIL : KSFT_PASS;
+}
