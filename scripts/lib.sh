@@ -1,0 +1,160 @@
+# shellcheck shell=bash
+# Shared by the scripts: where things live, how a step talks to a person.
+#
+# Every path is derived from the inputs alone (the base, the series, the
+# config), so each step finds what the step before it made without being
+# told: the Makefile just runs them in order.
+set -eu
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${EPOLL_DISABLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/epoll-disable}
+KSRC=${KSRC:-}
+DEBIAN_PKG=linux-source-6.12
+SUPPORTED="6.12 3.6"
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# need TOOL PACKAGE: stop with the fix if a tool is missing
+need() {
+	command -v "$1" >/dev/null 2>&1 ||
+		die "$1 not found: run 'make deps' (it installs $2)"
+}
+
+# A short, stable name for some content: hash of files, or of stdin
+digest() {
+	if [ $# -gt 0 ]; then cat -- "$@"; else cat; fi | sha1sum | cut -c1-12
+}
+
+# kernel_version DIR: "6.12.118" from a tree's top-level Makefile
+kernel_version() {
+	awk -F' *= *' '
+		$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
+		$1 == "SUBLEVEL" { s = $2 }
+		END { if (v != "" && p != "") print v "." p "." (s == "" ? 0 : s) }
+	' "$1/Makefile" 2>/dev/null
+}
+
+# base_of VERSION: the series that fits a kernel version, e.g. "v6.12"
+base_of() {
+	local mm=${1%.*} b
+	for b in $SUPPORTED; do
+		[ "$mm" = "$b" ] && { echo "v$b"; return; }
+	done
+	die "Linux $1 is not a supported base (supported: $SUPPORTED); see README"
+}
+
+# The pristine base: Debian's source package, or a copy of $KSRC
+debian_version() {
+	dpkg-query -W -f='${Version}' "$DEBIAN_PKG" 2>/dev/null ||
+		die "$DEBIAN_PKG is not installed: run 'make deps'"
+}
+base_dir() {
+	if [ -n "$KSRC" ]; then
+		echo "$CACHE/base/ksrc-$(realpath "$KSRC" | digest)"
+	else
+		echo "$CACHE/base/debian-$(debian_version | tr '~+:' '___')"
+	fi
+}
+base_commit() {
+	git -C "$(base_dir)" rev-parse -q --verify HEAD 2>/dev/null ||
+		die "no base tree in $(base_dir): run 'make source'"
+}
+base_version() { kernel_version "$(base_dir)"; }
+series_dir() { echo "$TOP/patches/$(base_of "$(base_version)")"; }
+
+# The series as listed in its series file, in order
+series_patches() {
+	local dir
+	dir=$(series_dir)
+	[ -f "$dir/series" ] || die "no series file in $dir"
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/series" |
+		while read -r p; do echo "$dir/$p"; done
+}
+
+# The patched tree: keyed by the base commit and the series' content
+tree_dir() {
+	# shellcheck disable=SC2046
+	echo "$CACHE/work/$(basename "$(base_dir)")-$( {
+		base_commit; cat $(series_patches); } | digest)"
+}
+
+# The build directory, inside the tree (one level down, so that kbuild uses
+# relative paths and ccache hits across trees): keyed by the config inputs
+config_inputs() {
+	echo "$TOP/Kconfig.fragment" "$TOP/scripts/configure" ${EXTRA_FRAGMENT:-}
+}
+build_dir() {
+	# shellcheck disable=SC2046
+	echo "$(tree_dir)/build-$(digest $(config_inputs))"
+}
+
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+
+# record ok|fail NAME [WHY]: one TAP line for a check; with RESULTS=FILE set
+# (make test) the numbering runs across steps and scripts/summary counts them
+record() {
+	local n=${_recorded:-0}
+	if [ -n "${RESULTS:-}" ]; then
+		n=$(wc -l <"$RESULTS")
+		echo "$1" >>"$RESULTS"
+	fi
+	_recorded=$((n + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $_recorded - $2"
+	else
+		echo "not ok $_recorded - $2"
+		[ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/#   /'
+	fi
+}
+
+# judge_plan PLAN LOG TAG PREFIX: for each entry of PLAN, find its output in
+# LOG (framed by run-plan), print it as TAP comments and record, as PREFIX
+# and the entry's name, whether the command exited as expected and printed
+# what it must.  Fails if any did not.
+judge_plan() {
+	local plan=$1 log=$2 tag=$3 prefix=$4 failed=0
+	local name expect match cmd section got why
+	while IFS='|' read -r name expect match cmd; do
+		case $name in '' | '#'*) continue ;; esac
+		# shellcheck disable=SC2086
+		name=$(echo $name) expect=$(echo $expect) match=$(echo $match)
+		cmd=$(echo "$cmd" | sed 's/^ *//; s/ *$//')
+		section=$(tr -d '\r' <"$log" | awk -v b="$tag begin $name" \
+			-v e="$tag end $name " '
+			$0 == b { on = 1; next }
+			on && index($0, e) == 1 { print "@@rc " substr($0, length(e) + 1); exit }
+			on { print }')
+		got=$(printf '%s\n' "$section" | sed -n 's/^@@rc //p')
+		printf '%s\n' "$section" | grep -v '^@@rc ' | sed 's/^/# /'
+		why=
+		if [ -z "$got" ]; then
+			why="no result: '$cmd' did not finish"
+		elif [ "$got" != "$expect" ]; then
+			why="'$cmd' exited $got, expected $expect"
+		elif [ "$match" != - ] &&
+		     ! printf '%s\n' "$section" | grep -qF -- "$match"; then
+			why="'$cmd' did not print '$match'"
+		fi
+		if [ -z "$why" ]; then
+			record ok "$prefix$name"
+		else
+			record fail "$prefix$name" "$why"
+			failed=$((failed + 1))
+		fi
+	done <"$plan"
+	[ "$failed" -eq 0 ]
+}
+
+# check NAME CMD...: run a command quietly and record whether it succeeded;
+# on failure its last lines go with the record.  Never fails itself.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		record ok "$name"
+	else
+		record fail "$name" "$(printf '%s\n' "$out" | tail -n 8)"
+	fi
+	return 0
+}
