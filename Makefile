@@ -1,0 +1,73 @@
+# EPOLL_CTL_DISABLE for Linux: a patch series, its selftest, and a QEMU
+# guest that proves it.  See README.
+#
+#   make run     apply the series to Debian's linux-source-6.12, build it,
+#                boot it in QEMU, run the selftest, print the verdict
+#   make test    the whole suite; ends with "N passed, N failed"
+#
+# KSRC=/path/to/linux uses your own tree (Linux 6.12 or 3.6) instead.
+# SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached outside the repo,
+# in $EPOLL_DISABLE_CACHE (default ~/.cache/epoll-disable).
+
+SHELL := /bin/bash
+S := scripts
+export KSRC SMP MEM TIMEOUT ACCEL
+# Where the suites count their checks (scripts/summary reads it)
+test model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
+
+run: build
+	@$(S)/initramfs run
+	@if $(S)/boot run; then \
+		echo "PASS: EPOLL_CTL_DISABLE works on the patched kernel in QEMU"; \
+	else \
+		echo "FAIL: the selftest did not pass in the guest (see above)"; \
+		exit 1; \
+	fi
+
+test: deps
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(if $(KSRC),,echo "# base: Debian's linux-source-6.12; v3.6 is covered only with KSRC=/path/to/linux-3.6")
+	@$(S)/check-host
+	@$(S)/check-model || true
+	@$(S)/source
+	@$(S)/check-series
+	@if $(S)/apply && $(S)/configure && $(S)/build; then \
+		$(S)/record ok "kernel and in-tree selftests build with the series"; \
+	else \
+		$(S)/record fail "kernel and in-tree selftests build with the series"; \
+	fi
+	@$(S)/check-guest test
+	@$(S)/summary
+
+# The steps, each a script; every one finds its input where the one before
+# left it (scripts/lib.sh says where).
+deps:
+	@$(S)/deps
+source: deps
+	@$(S)/source
+apply: source
+	@$(S)/apply
+configure: apply
+	@$(S)/configure
+build: configure
+	@$(S)/build
+
+# Regenerate patches/<base>/ from the component sources and messages
+patches: source
+	@$(S)/gen-patches
+
+# Check the deletion protocol with spin, every interleaving (model/)
+model: deps
+	@: >"$(RESULTS)"
+	@$(S)/check-model
+
+# Build the kernel with each deliberately wrong ep_disable() and show that
+# the guest checks catch it (MUTANTS= picks some; default: all of them)
+mutants: deps source
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(S)/check-mutants $(MUTANTS)
+	@$(S)/summary
+
+.PHONY: run test deps source apply configure build patches model mutants
