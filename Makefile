@@ -38,6 +38,12 @@ test: deps
 		$(S)/record fail "kernel and in-tree selftests build with the series"; \
 	fi
 	@$(S)/check-guest test
+	@if UNPATCHED=1 $(S)/configure && UNPATCHED=1 $(S)/build; then \
+		$(S)/record ok "the base builds without the series"; \
+	else \
+		$(S)/record fail "the base builds without the series"; \
+	fi
+	@UNPATCHED=1 $(S)/check-guest unpatched
 	@$(S)/summary
 
 # The steps, each a script; every one finds its input where the one before

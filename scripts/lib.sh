@@ -72,11 +72,21 @@ series_patches() {
 		while read -r p; do echo "$dir/$p"; done
 }
 
-# The patched tree: keyed by the base commit and the series' content
+# A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
+# fs-eventpoll/<base>/mutants/NAME.edit on top of the series
+mutant_dir() { echo "$TOP/fs-eventpoll/$(basename "$(series_dir)")/mutants"; }
+
+# The tree to build: the base with the series (and the mutant, if any),
+# keyed by the base commit and their content; UNPATCHED=1 is the base itself
 tree_dir() {
+	if [ -n "${UNPATCHED:-}" ]; then
+		base_dir
+		return
+	fi
 	# shellcheck disable=SC2046
 	echo "$CACHE/work/$(basename "$(base_dir)")-$( {
-		base_commit; cat $(series_patches); } | digest)"
+		base_commit; cat $(series_patches)
+		[ -z "${MUTANT:-}" ] || cat "$(mutant_dir)"/*; } | digest)${MUTANT:+-$MUTANT}"
 }
 
 # The build directory, inside the tree (one level down, so that kbuild uses
