@@ -68,6 +68,8 @@
 #define ITEM_LIVE	0x600dcafeU
 #define ITEM_POISON	0xdeadbeefU
 
+#define WAKEUP_CLASS	"/sys/class/wakeup"
+
 /* How long the main thread waits for the readers to catch up, in ms */
 #define SETTLE_MS	(5000 + opt.items)
 /* The deletions are spread over this long, so that each meets the load */
@@ -78,7 +80,7 @@ enum fault { FAULT_NONE, FAULT_REARM, FAULT_DELETE };
 
 struct item {
 	pthread_mutex_t lock;
-	int fd[2];		/* fd[0] is watched, the writer writes fd[1] */
+	int fd[2];		/* fd[0] is watched; the writer uses fd[1] */
 	unsigned int tag;	/* ITEM_LIVE, or ITEM_POISON once deleted */
 	bool stop;		/* the main thread wants this item gone */
 	unsigned int events;	/* mask the item is (re-)armed with */
@@ -320,7 +322,7 @@ static void raise_nofile(void)
 		return;
 	rl.rlim_cur = need;
 	if (rl.rlim_max < need)
-		rl.rlim_max = need;	/* works for root, fails quietly if not */
+		rl.rlim_max = need;	/* root only; fails quietly otherwise */
 	if (setrlimit(RLIMIT_NOFILE, &rl)) {
 		getrlimit(RLIMIT_NOFILE, &rl);
 		rl.rlim_cur = rl.rlim_max;
@@ -454,10 +456,16 @@ static void fixture_fini(struct fixture *f)
 		close(f->ep);
 }
 
-/* 0 or the errno of EPOLL_CTL_DISABLE, which takes no event */
+/* 0 or the errno of an epoll_ctl() op given no event */
+static int ctl_err(int ep, int op, int fd)
+{
+	return epoll_ctl(ep, op, fd, NULL) ? errno : 0;
+}
+
+/* EPOLL_CTL_DISABLE takes no event */
 static int disable_fd(int ep, int fd)
 {
-	return epoll_ctl(ep, EPOLL_CTL_DISABLE, fd, NULL) ? errno : 0;
+	return ctl_err(ep, EPOLL_CTL_DISABLE, fd);
 }
 
 static int rearm_fd(int ep, int fd, unsigned int events)
@@ -540,7 +548,7 @@ static const char *del_body(struct fixture *f)
 {
 	if (!expect(disable_fd(f->ep, f->sv[0]), 0, "DISABLE"))
 		return why_buf;
-	if (!expect(epoll_ctl(f->ep, EPOLL_CTL_DEL, f->sv[0], NULL) ? errno : 0, 0,
+	if (!expect(ctl_err(f->ep, EPOLL_CTL_DEL, f->sv[0]), 0,
 		    "EPOLL_CTL_DEL after DISABLE"))
 		return why_buf;
 	if (!expect(disable_fd(f->ep, f->sv[0]), ENOENT, "DISABLE after DEL"))
@@ -565,7 +573,8 @@ static const char *delivered_body(struct fixture *f)
 		return "write failed";
 	if (!expect_events(f->ep, 1, "the event"))
 		return why_buf;
-	if (!expect(disable_fd(f->ep, f->sv[0]), EBUSY, "DISABLE of a delivered item"))
+	if (!expect(disable_fd(f->ep, f->sv[0]), EBUSY,
+		    "DISABLE of a delivered item"))
 		return why_buf;
 	return NULL;
 }
@@ -609,7 +618,8 @@ static const char *error_codes_body(struct fixture *f)
 	close(closed[1]);
 	if (!expect(disable_fd(f->ep, closed[0]), EBADF, "closed fd"))
 		return why_buf;
-	if (!expect(disable_fd(f->sv[0], f->sv[1]), EINVAL, "epfd not an epoll fd"))
+	if (!expect(disable_fd(f->sv[0], f->sv[1]), EINVAL,
+		    "epfd not an epoll fd"))
 		return why_buf;
 	if (!expect(disable_fd(f->ep, f->ep), EINVAL, "fd == epfd"))
 		return why_buf;
@@ -627,10 +637,9 @@ static const char *error_codes_body(struct fixture *f)
 
 static const char *unknown_body(struct fixture *f)
 {
-	if (!expect(epoll_ctl(f->ep, 5, f->sv[0], NULL) ? errno : 0, EINVAL, "op 5"))
+	if (!expect(ctl_err(f->ep, 5, f->sv[0]), EINVAL, "op 5"))
 		return why_buf;
-	if (!expect(epoll_ctl(f->ep, -1, f->sv[0], NULL) ? errno : 0, EINVAL,
-		    "op -1"))
+	if (!expect(ctl_err(f->ep, -1, f->sv[0]), EINVAL, "op -1"))
 		return why_buf;
 	return NULL;
 }
@@ -692,7 +701,7 @@ static int wakeup_active_ms(const char *name)
 	FILE *fp;
 
 	for (i = 0; i < 4096 && ms < 0; i++) {
-		snprintf(path, sizeof(path), "/sys/class/wakeup/wakeup%d/name", i);
+		snprintf(path, sizeof(path), WAKEUP_CLASS "/wakeup%d/name", i);
 		fp = fopen(path, "r");
 		if (!fp)
 			continue;
@@ -701,7 +710,7 @@ static int wakeup_active_ms(const char *name)
 		    buf[strlen(name)] == '\n') {
 			fclose(fp);
 			snprintf(path, sizeof(path),
-				 "/sys/class/wakeup/wakeup%d/active_time_ms", i);
+				 WAKEUP_CLASS "/wakeup%d/active_time_ms", i);
 			fp = fopen(path, "r");
 			if (fp && fscanf(fp, "%d", &ms) != 1)
 				ms = -1;
@@ -722,8 +731,8 @@ static const char *wakeup_source(struct fixture *unused)
 	int ep, fd = -1, ms;
 
 	(void)unused;
-	if (access("/sys/class/wakeup", F_OK))
-		return "SKIP no /sys/class/wakeup (CONFIG_PM_SLEEP off)";
+	if (access(WAKEUP_CLASS, F_OK))
+		return "SKIP no /sys/class/wakeup (Linux < 5.4 or !PM_SLEEP)";
 	snprintf(name, sizeof(name), "epoll-disable-%d", (int)getpid());
 	snprintf(path, sizeof(path), "/tmp/%s", name);
 	unlink(path);
@@ -735,7 +744,7 @@ static const char *wakeup_source(struct fixture *unused)
 		goto out;
 	}
 	if (wakeup_active_ms(name) < 0) {
-		why = "SKIP no wakeup source for the item (no CAP_BLOCK_SUSPEND?)";
+		why = "SKIP the item has no wakeup source (CAP_BLOCK_SUSPEND?)";
 		goto out;
 	}
 	if (!put_byte(fd)) {
@@ -746,7 +755,7 @@ static const char *wakeup_source(struct fixture *unused)
 	ms = wakeup_active_ms(name);
 	if (ms <= 0) {
 		snprintf(why_buf, sizeof(why_buf),
-			 "the ready item's wakeup source is not active (%d ms)", ms);
+			 "the ready item's wakeup source is idle (%d ms)", ms);
 		why = why_buf;
 		goto out;
 	}
@@ -757,7 +766,7 @@ static const char *wakeup_source(struct fixture *unused)
 	ms = wakeup_active_ms(name);
 	if (ms != 0) {
 		snprintf(why_buf, sizeof(why_buf),
-			 "wakeup source still active after DISABLE (%d ms)", ms);
+			 "wakeup source active after DISABLE (%d ms)", ms);
 		why = why_buf;
 	}
 out:
@@ -991,7 +1000,8 @@ int main(int argc, char **argv)
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	printf("# %d items, %d readers, %d s, seed %u, protocol %s, delay %d us%s\n",
+	printf(
+	       "# %d items, %d readers, %d s, seed %u, protocol %s, delay %d us%s\n",
 	       opt.items, opt.readers, opt.seconds, opt.seed,
 	       opt.protocol == PROTO_NAIVE ? "naive" : "disable", opt.delay_us,
 	       opt.fault == FAULT_REARM ? ", fault rearm" :
@@ -1070,7 +1080,8 @@ int main(int argc, char **argv)
 			left += pending;
 	}
 
-	printf("# events %lu, DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, re-arms dropped %lu\n",
+	printf(
+	       "# events %lu, DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, re-arms dropped %lu\n",
 	       atomic_load(&events_handled), atomic_load(&disable_ok),
 	       atomic_load(&disable_busy), atomic_load(&owner_deletes),
 	       atomic_load(&rearm_dropped));
