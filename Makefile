@@ -6,12 +6,14 @@
 #   make test    the whole suite; ends with "N passed, N failed"
 #
 # KSRC=/path/to/linux uses your own tree (Linux 6.12 or 3.6) instead.
+# On 3.6, patches/v3.6-toolchain/ goes under the series when gcc needs it
+# (TOOLCHAIN=1 always, TOOLCHAIN=0 never).
 # SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached outside the repo,
 # in $EPOLL_DISABLE_CACHE (default ~/.cache/epoll-disable).
 
 SHELL := /bin/bash
 S := scripts
-export KSRC SMP MEM TIMEOUT ACCEL
+export KSRC SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where the suites count their checks (scripts/summary reads it)
 test model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
 
@@ -27,7 +29,7 @@ run: build
 test: deps
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
-	@$(if $(KSRC),,echo "# base: Debian's linux-source-6.12; v3.6 is covered only with KSRC=/path/to/linux-3.6")
+	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# base: Debian's linux-source-6.12; v3.6 is covered only with KSRC=/path/to/linux-3.6")
 	@$(S)/check-host
 	@$(S)/check-model || true
 	@$(S)/source
@@ -38,7 +40,8 @@ test: deps
 		$(S)/record fail "kernel and in-tree selftests build with the series"; \
 	fi
 	@$(S)/check-guest test
-	@if UNPATCHED=1 $(S)/configure && UNPATCHED=1 $(S)/build; then \
+	@if UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
+	    UNPATCHED=1 $(S)/build; then \
 		$(S)/record ok "the base builds without the series"; \
 	else \
 		$(S)/record fail "the base builds without the series"; \

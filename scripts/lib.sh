@@ -32,7 +32,7 @@ kernel_version() {
 		$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
 		$1 == "SUBLEVEL" { s = $2 }
 		END { if (v != "" && p != "") print v "." p "." (s == "" ? 0 : s) }
-	' "$1/Makefile" 2>/dev/null
+	' "$1/Makefile" 2>/dev/null || true
 }
 
 # base_of VERSION: the series that fits a kernel version, e.g. "v6.12"
@@ -64,12 +64,50 @@ base_version() { kernel_version "$(base_dir)"; }
 series_dir() { echo "$TOP/patches/$(base_of "$(base_version)")"; }
 
 # The series as listed in its series file, in order
-series_patches() {
-	local dir
-	dir=$(series_dir)
-	[ -f "$dir/series" ] || die "no series file in $dir"
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$dir/series" |
-		while read -r p; do echo "$dir/$p"; done
+series_patches() { list_patches "$(series_dir)"; }
+
+# The compiler fixes an old base needs to build with today's toolchain:
+# patches/<base>-toolchain/, applied under the series (not part of it).
+# TOOLCHAIN=1 always applies them, TOOLCHAIN=0 never; by default they go
+# on when the base has no compiler-gccN.h for the gcc that builds it.
+toolchain_dir() { echo "$(series_dir)-toolchain"; }
+gcc_major() { gcc -dumpversion | cut -d. -f1; }
+# old_compiler_headers DIR: DIR has compiler-gcc<N>.h headers, but none
+# for this gcc (bases since 4.2 have only compiler-gcc.h)
+old_compiler_headers() {
+	[ -f "$1/include/linux/compiler-gcc4.h" ] &&
+	[ ! -f "$1/include/linux/compiler-gcc$(gcc_major).h" ]
+}
+use_toolchain() {
+	[ -f "$(toolchain_dir)/series" ] || return 1
+	case ${TOOLCHAIN:-auto} in
+	1) return 0 ;;
+	0) return 1 ;;
+	auto) old_compiler_headers "$(base_dir)" ;;
+	*) die "TOOLCHAIN=$TOOLCHAIN: use 1 (apply $(toolchain_dir)), 0 (do not) or leave it unset (when gcc needs it)" ;;
+	esac
+}
+
+# list_patches DIR: the patches DIR/series lists, in order
+list_patches() {
+	[ -f "$1/series" ] || die "no series file in $1"
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1/series" |
+		while read -r p; do echo "$1/$p"; done
+}
+toolchain_patches() {
+	if use_toolchain; then list_patches "$(toolchain_dir)"; fi
+}
+
+# Where the series starts from: the base, or the base with the toolchain
+# fixes (a worktree keyed by their content)
+start_dir() {
+	if use_toolchain; then
+		# shellcheck disable=SC2046
+		echo "$CACHE/work/$(basename "$(base_dir)")-toolchain-$( {
+			base_commit; cat $(toolchain_patches); } | digest)"
+	else
+		base_dir
+	fi
 }
 
 # A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
@@ -77,16 +115,26 @@ series_patches() {
 mutant_dir() { echo "$TOP/fs-eventpoll/$(basename "$(series_dir)")/mutants"; }
 
 # The tree to build: the base with the series (and the mutant, if any),
-# keyed by the base commit and their content; UNPATCHED=1 is the base itself
+# keyed by the base commit and their content; UNPATCHED=1 is the tree the
+# series starts from
 tree_dir() {
 	if [ -n "${UNPATCHED:-}" ]; then
-		base_dir
+		start_dir
 		return
 	fi
 	# shellcheck disable=SC2046
 	echo "$CACHE/work/$(basename "$(base_dir)")-$( {
-		base_commit; cat $(series_patches)
+		base_commit; cat $(toolchain_patches) $(series_patches)
 		[ -z "${MUTANT:-}" ] || cat "$(mutant_dir)"/*; } | digest)${MUTANT:+-$MUTANT}"
+}
+
+# The guest plan for this base: plans/NAME-<base> where the base needs its
+# own (v3.6 has no upstream epoll selftests), else plans/NAME
+plan_file() {
+	local f=$TOP/scripts/plans/$1
+	[ ! -f "$f-$(basename "$(series_dir)")" ] || f=$f-$(basename "$(series_dir)")
+	[ -f "$f" ] || die "no plan '$1' in scripts/plans/"
+	echo "$f"
 }
 
 # The build directory, inside the tree (one level down, so that kbuild uses
