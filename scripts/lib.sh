@@ -204,6 +204,13 @@ judge_plan() {
 	[ "$failed" -eq 0 ]
 }
 
+# splats LOG: the first lines of any kernel report in a console log: a
+# WARN or BUG, an Oops, a panic, KASAN, UBSAN, lockdep (3.6 and 6.12
+# words), list corruption, a hung task
+splats() {
+	tr -d '\r' <"$1" | grep -E -m 5 -e '-+\[ cut here \]-+|WARNING: |BUG: |Oops|general protection fault|Kernel panic|KASAN: |UBSAN: |\[ INFO: |INFO: task .* blocked|list_(add|del) corruption|Call Trace:'
+}
+
 # check NAME CMD...: run a command quietly and record whether it succeeded;
 # on failure its last lines go with the record.  Never fails itself.
 check() {
