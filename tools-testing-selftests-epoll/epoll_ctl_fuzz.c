@@ -1,0 +1,1161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * epoll_ctl_fuzz - a bounded fuzzer of epoll_ctl(2), EPOLL_CTL_DISABLE
+ * included, that checks every result it gets against the contract.
+ *
+ * A few epoll sets (one nested in another) and a pool of files: AF_UNIX
+ * socketpairs, eventfds, pipes, an epoll set, a regular file and /dev/null
+ * (neither of which can be polled), a closed fd, INT_MAX and -1. Fuzzer
+ * threads make a fixed number of epoll_ctl() calls, each with a random op
+ * (ADD, MOD, DEL, DISABLE, or an unknown op around them), epfd and fd from
+ * the pool, event mask and event pointer: a good one, a misaligned one,
+ * NULL, a PROT_NONE page, (void *)1, or one that runs into a PROT_NONE
+ * page. Meanwhile waiter threads collect events with epoll_wait(), a
+ * writer makes the files ready and drains them, and a churner closes some
+ * files and re-creates them in place (dup2() onto the same number), so that
+ * items come, go, are delivered and are disabled under the fuzzers' feet.
+ *
+ * Every result is checked against what do_epoll_ctl() may answer for its
+ * arguments, taking its checks in order: EFAULT, and only EFAULT, if the
+ * op reads its event and the pointer is bad; EBADF for a closed epfd or
+ * fd; EPERM for a file that cannot be polled; EINVAL if epfd is not an
+ * epoll set or is fd itself, and for an unknown op; then, by op:
+ *
+ *   ADD      0, EEXIST, EINVAL, ELOOP, ENOMEM, ENOSPC
+ *   MOD      0, ENOENT, EINVAL
+ *   DEL      0, ENOENT
+ *   DISABLE  0, ENOENT, EINVAL, EBUSY
+ *
+ * ADD and MOD read the event, DEL and DISABLE do not. Before the series an
+ * unknown op reads it too, and op 4 is an unknown op: a probe at start
+ * finds out which kernel this is. A file the churner owns may be closed at
+ * any moment, so for it the outcomes of a closed fd are allowed as well.
+ *
+ * "-x" drops EBADF from what is allowed, so that the run must fail: the
+ * checker can fail.
+ *
+ * Exit status follows kselftest: 0 pass, 1 fail.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Not in the C library's <sys/epoll.h>; the value is the kernel's ABI. */
+#ifndef EPOLL_CTL_DISABLE
+#define EPOLL_CTL_DISABLE 4
+#endif
+#ifndef EPOLLEXCLUSIVE
+#define EPOLLEXCLUSIVE	0x10000000U
+#endif
+#ifndef EPOLLWAKEUP
+#define EPOLLWAKEUP	0x20000000U
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define KSFT_PASS	0
+#define KSFT_FAIL	1
+
+/* Every item's data: this tag in the high half, its pool slot in the low */
+#define DATA_TAG	0xe9011dadULL
+#define DATA(slot)	(DATA_TAG << 32 | (unsigned int)(slot))
+
+#define MAX_THREADS	64
+#define MAX_REPORTS	8
+/* Results counted one by one: 0 and errno 1 .. EHWPOISON; then "other" */
+#define NR_RESULTS	134
+
+/* An outcome as a bit: bit 0 is success, bit e is errno e (e < 64) */
+static unsigned long long outcome(int e)
+{
+	return e >= 0 && e < 64 ? 1ULL << e : 0;
+}
+
+static struct {
+	unsigned long ops;
+	int threads;
+	int waiters;
+	unsigned int seed;
+	int timeout;
+	bool narrow;
+} opt = {
+	.ops = 200000,
+	.threads = 4,
+	.waiters = 2,
+	.seed = 1,
+	.timeout = 120,
+};
+
+/* What the kernel sees when it looks the fd up */
+enum kind {
+	K_EPOLL,
+	K_SOCK,
+	K_EVENTFD,
+	K_PIPE_R,
+	K_PIPE_W,
+	K_FILE,		/* open, but cannot be polled */
+	K_CLOSED,
+};
+
+struct slot {
+	const char *name;
+	enum kind kind;
+	int group;	/* > 0: closed and re-created by the churner */
+	int fd;
+};
+
+enum {
+	S_EP_A,
+	S_EP_B,
+	S_EP_OUTER,
+	S_EP_INNER,
+	S_EP_CHURN,
+	S_SOCK_A0,
+	S_SOCK_A1,
+	S_SOCK_B0,
+	S_SOCK_B1,
+	S_EVENTFD,
+	S_EVENTFD_CHURN,
+	S_PIPE_R,
+	S_PIPE_W,
+	S_PIPE_CHURN_R,
+	S_PIPE_CHURN_W,
+	S_FILE,
+	S_DEVNULL,
+	S_CLOSED,
+	S_HUGE,
+	S_NEG,
+	NR_SLOTS
+};
+
+/* The epoll sets come first: epfd is mostly picked from them */
+#define NR_EPOLL	(S_EP_CHURN + 1)
+
+/* The churner's groups of slots, re-created together */
+enum { G_NONE, G_EPOLL, G_SOCK, G_EVENTFD, G_PIPE, NR_GROUPS };
+
+static const int group_slot[NR_GROUPS] = {
+	[G_EPOLL] = S_EP_CHURN,
+	[G_SOCK] = S_SOCK_B0,
+	[G_EVENTFD] = S_EVENTFD_CHURN,
+	[G_PIPE] = S_PIPE_CHURN_R,
+};
+
+static struct slot pool[NR_SLOTS] = {
+	[S_EP_A] = { "epoll set A", K_EPOLL },
+	[S_EP_B] = { "epoll set B", K_EPOLL },
+	[S_EP_OUTER] = { "outer epoll set", K_EPOLL },
+	[S_EP_INNER] = { "inner epoll set", K_EPOLL },
+	[S_EP_CHURN] = { "re-created epoll set", K_EPOLL, G_EPOLL },
+	[S_SOCK_A0] = { "socket A0", K_SOCK },
+	[S_SOCK_A1] = { "socket A1", K_SOCK },
+	[S_SOCK_B0] = { "re-created socket B0", K_SOCK, G_SOCK },
+	[S_SOCK_B1] = { "re-created socket B1", K_SOCK, G_SOCK },
+	[S_EVENTFD] = { "eventfd", K_EVENTFD },
+	[S_EVENTFD_CHURN] = { "re-created eventfd", K_EVENTFD, G_EVENTFD },
+	[S_PIPE_R] = { "pipe read end", K_PIPE_R },
+	[S_PIPE_W] = { "pipe write end", K_PIPE_W },
+	[S_PIPE_CHURN_R] = { "re-created pipe read end", K_PIPE_R, G_PIPE },
+	[S_PIPE_CHURN_W] = { "re-created pipe write end", K_PIPE_W, G_PIPE },
+	[S_FILE] = { "regular file", K_FILE },
+	[S_DEVNULL] = { "/dev/null", K_FILE },
+	[S_CLOSED] = { "closed fd", K_CLOSED },
+	[S_HUGE] = { "fd INT_MAX", K_CLOSED, G_NONE, INT_MAX },
+	[S_NEG] = { "fd -1", K_CLOSED, G_NONE, -1 },
+};
+
+/* The event pointers; from P_NULL on, reading them faults */
+enum { P_GOOD, P_MISALIGNED, P_NULL, P_PROT_NONE, P_ONE, P_STRADDLE, NR_PTRS };
+
+static const char *const ptr_name[NR_PTRS] = {
+	[P_GOOD] = "a good event",
+	[P_MISALIGNED] = "a misaligned event",
+	[P_NULL] = "a NULL event",
+	[P_PROT_NONE] = "a PROT_NONE event",
+	[P_ONE] = "event (void *)1",
+	[P_STRADDLE] = "an event running into a PROT_NONE page",
+};
+
+static char *guard;		/* a read-write page, then a PROT_NONE one */
+static long page_size;
+
+/* What the probe found */
+static bool has_disable;		/* EPOLL_CTL_DISABLE is op 4 */
+static bool unknown_reads_event;	/* an unknown op copies its event */
+
+/* The ops are counted by class */
+enum { C_ADD, C_DEL, C_MOD, C_DISABLE, C_UNKNOWN, NR_CLASSES };
+
+static const char *const class_name[NR_CLASSES] = {
+	"ADD", "DEL", "MOD", "DISABLE", "unknown",
+};
+
+static int class_of(int op)
+{
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		return C_ADD;
+	case EPOLL_CTL_DEL:
+		return C_DEL;
+	case EPOLL_CTL_MOD:
+		return C_MOD;
+	case EPOLL_CTL_DISABLE:
+		return C_DISABLE;
+	}
+	return C_UNKNOWN;
+}
+
+struct call {
+	int op;
+	int ep;		/* pool slots */
+	int fd;
+	int ptr;
+	unsigned int events;
+};
+
+struct thread {
+	pthread_t tid;
+	unsigned long long rng;
+	/* fuzzers */
+	unsigned long ops;
+	atomic_ulong done;
+	atomic_int cur_op, cur_ep, cur_fd, cur_ptr;
+	atomic_uint cur_events;
+	unsigned long count[NR_CLASSES][NR_RESULTS + 1];
+	unsigned long unexpected;
+	/* helpers */
+	unsigned long calls, events;
+	atomic_bool finished;
+};
+
+static struct thread *fuzzers, *waiters, writer_thread, churner_thread;
+static atomic_bool stop;
+
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+static char reports[MAX_REPORTS][320];
+static int nr_reports;
+static atomic_ulong helper_errors;
+static char helper_error_msg[256];
+
+static unsigned long long rnd(struct thread *th)
+{
+	/* xorshift64* */
+	th->rng ^= th->rng >> 12;
+	th->rng ^= th->rng << 25;
+	th->rng ^= th->rng >> 27;
+	return (th->rng * 0x2545f4914f6cdd1dULL) >> 11;
+}
+
+static unsigned int below(struct thread *th, unsigned int n)
+{
+	return rnd(th) % n;
+}
+
+static void seed_thread(struct thread *th, unsigned int n)
+{
+	th->rng = (opt.seed + 1ULL) * 0x9e3779b97f4a7c15ULL + n * 0xbf58476dULL;
+	if (!th->rng)
+		th->rng = 1;
+	rnd(th);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static const char *err_name(int err, char *buf, size_t len)
+{
+	static const struct {
+		int err;
+		const char *name;
+	} names[] = {
+		{ 0, "0" }, { EPERM, "EPERM" }, { ENOENT, "ENOENT" },
+		{ EINTR, "EINTR" }, { EBADF, "EBADF" }, { EAGAIN, "EAGAIN" },
+		{ ENOMEM, "ENOMEM" }, { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" },
+		{ EEXIST, "EEXIST" }, { EINVAL, "EINVAL" },
+		{ ENOSPC, "ENOSPC" }, { ELOOP, "ELOOP" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].err == err)
+			return names[i].name;
+	snprintf(buf, len, "errno %d", err);
+	return buf;
+}
+
+static void mask_str(unsigned long long mask, char *buf, size_t len)
+{
+	size_t n = 0;
+	char tmp[16];
+	int e;
+
+	buf[0] = '\0';
+	for (e = 0; e < 64 && n < len; e++)
+		if (mask & outcome(e))
+			n += snprintf(buf + n, len - n, "%s%s", n ? "," : "",
+				      err_name(e, tmp, sizeof(tmp)));
+	if (!n)
+		snprintf(buf, len, "nothing");
+}
+
+static const char *op_str(int op, char *buf, size_t len)
+{
+	int c = class_of(op);
+
+	if (c == C_UNKNOWN)
+		snprintf(buf, len, "op %d", op);
+	else
+		snprintf(buf, len, "%s", class_name[c]);
+	return buf;
+}
+
+static void call_str(const struct call *c, char *buf, size_t len)
+{
+	char op[16];
+
+	snprintf(buf, len, "%s on epfd %d (%s), fd %d (%s), events %#x, %s",
+		 op_str(c->op, op, sizeof(op)), pool[c->ep].fd,
+		 pool[c->ep].name, pool[c->fd].fd, pool[c->fd].name,
+		 c->events, ptr_name[c->ptr]);
+}
+
+static void helper_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&report_lock);
+	if (!atomic_fetch_add(&helper_errors, 1)) {
+		va_start(ap, fmt);
+		vsnprintf(helper_error_msg, sizeof(helper_error_msg), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&report_lock);
+}
+
+/* Does the kernel copy the event argument of @op from user space? */
+static bool reads_event(int op)
+{
+	if (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD)
+		return true;
+	if (op == EPOLL_CTL_DEL || (op == EPOLL_CTL_DISABLE && has_disable))
+		return false;
+	return unknown_reads_event;
+}
+
+/*
+ * What epoll_ctl() may answer for @op on an epfd and fd of these kinds,
+ * in do_epoll_ctl()'s order: the event copy, the two fd lookups, the
+ * pollable check, the epoll set check, then the op.
+ */
+static unsigned long long outcomes(int op, bool bad_event, enum kind ep,
+				   enum kind fd, bool same)
+{
+	if (bad_event && reads_event(op))
+		return outcome(EFAULT);
+	if (ep == K_CLOSED || fd == K_CLOSED)
+		return outcome(EBADF);
+	if (fd == K_FILE)
+		return outcome(EPERM);
+	if (same || ep != K_EPOLL)
+		return outcome(EINVAL);
+
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		return outcome(0) | outcome(EEXIST) | outcome(EINVAL) |
+		       outcome(ELOOP) | outcome(ENOMEM) | outcome(ENOSPC);
+	case EPOLL_CTL_MOD:
+		return outcome(0) | outcome(ENOENT) | outcome(EINVAL);
+	case EPOLL_CTL_DEL:
+		return outcome(0) | outcome(ENOENT);
+	case EPOLL_CTL_DISABLE:
+		if (has_disable)
+			return outcome(0) | outcome(ENOENT) | outcome(EINVAL) |
+			       outcome(EBUSY);
+		break;
+	}
+	return outcome(EINVAL);
+}
+
+static unsigned long long allowed(const struct call *c)
+{
+	const struct slot *ep = &pool[c->ep], *fd = &pool[c->fd];
+	bool same = c->ep == c->fd, bad = c->ptr >= P_NULL;
+	unsigned long long mask;
+
+	mask = outcomes(c->op, bad, ep->kind, fd->kind, same);
+	/* The churner may have a slot of its own closed right now */
+	if (ep->group)
+		mask |= outcomes(c->op, bad, K_CLOSED,
+				 same ? K_CLOSED : fd->kind, same);
+	if (fd->group)
+		mask |= outcomes(c->op, bad, ep->kind, K_CLOSED, same);
+	if (opt.narrow)
+		mask &= ~outcome(EBADF);
+	return mask;
+}
+
+static void unexpected(struct thread *th, const struct call *c, int ret,
+		       int err, unsigned long long mask)
+{
+	char what[200], got[16], allow[96];
+
+	th->unexpected++;
+	pthread_mutex_lock(&report_lock);
+	if (nr_reports < MAX_REPORTS) {
+		call_str(c, what, sizeof(what));
+		mask_str(mask, allow, sizeof(allow));
+		if (ret && ret != -1)
+			snprintf(got, sizeof(got), "%d", ret);
+		snprintf(reports[nr_reports++], sizeof(reports[0]),
+			 "%s: got %s, allowed %s", what,
+			 ret && ret != -1 ? got :
+			 err_name(err, got, sizeof(got)), allow);
+	}
+	pthread_mutex_unlock(&report_lock);
+}
+
+static unsigned int pick_events(struct thread *th)
+{
+	static const unsigned int base[] = {
+		EPOLLIN, EPOLLOUT, EPOLLIN | EPOLLOUT, EPOLLIN | EPOLLRDHUP,
+		EPOLLIN | EPOLLPRI, EPOLLOUT | EPOLLHUP | EPOLLERR, 0,
+	};
+	unsigned int ev;
+
+	if (!below(th, 16))
+		return rnd(th);		/* any bits at all */
+	ev = base[below(th, ARRAY_SIZE(base))];
+	if (below(th, 4))
+		ev |= EPOLLONESHOT;
+	if (!below(th, 3))
+		ev |= EPOLLET;
+	if (!below(th, 10))
+		ev |= EPOLLEXCLUSIVE;
+	if (!below(th, 10))
+		ev |= EPOLLWAKEUP;
+	return ev;
+}
+
+static int pick_op(struct thread *th)
+{
+	static const int odd[] = {
+		INT_MIN, INT_MAX, -1000, 1000, 0x10001, 0x10004, 0x104,
+	};
+	unsigned int r = below(th, 100);
+
+	if (r < 30)
+		return EPOLL_CTL_DISABLE;
+	if (r < 50)
+		return EPOLL_CTL_ADD;
+	if (r < 65)
+		return EPOLL_CTL_MOD;
+	if (r < 75)
+		return EPOLL_CTL_DEL;
+	if (r < 95)
+		return (int)below(th, 10) - 2;	/* -2 .. 7 */
+	return odd[below(th, ARRAY_SIZE(odd))];
+}
+
+static int pick_ptr(struct thread *th)
+{
+	unsigned int r = below(th, 100);
+
+	if (r < 65)
+		return P_GOOD;
+	if (r < 72)
+		return P_MISALIGNED;
+	return P_NULL + (r - 72) % (NR_PTRS - P_NULL);
+}
+
+static void *fuzzer(void *arg)
+{
+	struct thread *th = arg;
+	struct epoll_event ev;
+	char buf[sizeof(ev) + 1];
+	unsigned long long mask;
+	unsigned long i;
+	struct call c;
+	void *ptr;
+	int ret, err;
+
+	for (i = 0; i < th->ops; i++) {
+		c.op = pick_op(th);
+		c.ep = below(th, 5) ? (int)below(th, NR_EPOLL) :
+				      (int)below(th, NR_SLOTS);
+		c.fd = below(th, NR_SLOTS);
+		c.events = pick_events(th);
+		c.ptr = pick_ptr(th);
+
+		ev.events = c.events;
+		ev.data.u64 = DATA(c.fd);
+		memcpy(buf + 1, &ev, sizeof(ev));
+		switch (c.ptr) {
+		case P_GOOD:
+			ptr = &ev;
+			break;
+		case P_MISALIGNED:
+			ptr = buf + 1;
+			break;
+		case P_NULL:
+			ptr = NULL;
+			break;
+		case P_PROT_NONE:
+			ptr = guard + page_size;
+			break;
+		case P_ONE:
+			ptr = (void *)1;
+			break;
+		default:
+			ptr = guard + page_size - sizeof(ev) / 2;
+			break;
+		}
+
+		atomic_store(&th->cur_op, c.op);
+		atomic_store(&th->cur_ep, c.ep);
+		atomic_store(&th->cur_fd, c.fd);
+		atomic_store(&th->cur_ptr, c.ptr);
+		atomic_store(&th->cur_events, c.events);
+		ret = epoll_ctl(pool[c.ep].fd, c.op, pool[c.fd].fd, ptr);
+		err = ret ? errno : 0;
+		atomic_store(&th->done, i + 1);
+
+		th->count[class_of(c.op)][err >= 0 && err < NR_RESULTS ?
+					  err : NR_RESULTS]++;
+		mask = allowed(&c);
+		if ((ret && ret != -1) || !(mask & outcome(err)))
+			unexpected(th, &c, ret, err, mask);
+	}
+	atomic_store(&th->finished, true);
+	return NULL;
+}
+
+/* Take what is in a file, so that it can become ready again */
+static void drain(int slot)
+{
+	char buf[64];
+
+	switch (pool[slot].kind) {
+	case K_SOCK:
+	case K_PIPE_R:
+	case K_EVENTFD:
+		/* Empty, or closed by the churner: no matter */
+		if (read(pool[slot].fd, buf, sizeof(buf)) < 0)
+			return;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Every item was given DATA(slot) by ADD or MOD: is this one of them? */
+static void check_event(struct thread *th, int ep,
+			const struct epoll_event *ev)
+{
+	unsigned long long data = ev->data.u64;
+
+	if (data >> 32 != DATA_TAG || (data & 0xffffffffU) >= NR_SLOTS) {
+		helper_error("epoll_wait on %s: data %#llx, which no item has",
+			     pool[ep].name, data);
+		return;
+	}
+	if (below(th, 2))
+		drain(data & 0xffffffffU);
+}
+
+static void *waiter(void *arg)
+{
+	struct thread *th = arg;
+	struct epoll_event evs[8];
+	int i, n, s;
+
+	while (!atomic_load(&stop)) {
+		s = below(th, NR_EPOLL);
+		n = epoll_wait(pool[s].fd, evs, 1 + below(th, ARRAY_SIZE(evs)),
+			       below(th, 3));
+		th->calls++;
+		if (n < 0 && (errno == EINTR ||
+			      (pool[s].group && errno == EBADF)))
+			continue;
+		if (n < 0) {
+			helper_error("epoll_wait on %s: %s", pool[s].name,
+				     strerror(errno));
+			continue;
+		}
+		th->events += n;
+		for (i = 0; i < n; i++)
+			check_event(th, s, &evs[i]);
+	}
+	atomic_store(&th->finished, true);
+	return NULL;
+}
+
+/* Make the files ready, and not: write to them and read from them */
+static void *writer(void *arg)
+{
+	struct thread *th = arg;
+	const struct slot *s;
+	char c = 'x';
+	int ret;
+
+	while (!atomic_load(&stop)) {
+		s = &pool[below(th, NR_SLOTS)];
+		switch (s->kind) {
+		case K_SOCK:
+			if (below(th, 3))
+				ret = write(s->fd, &c, 1);
+			else
+				drain(s - pool);
+			break;
+		case K_PIPE_W:
+			ret = write(s->fd, &c, 1);
+			break;
+		case K_EVENTFD:
+			if (below(th, 3))
+				ret = eventfd_write(s->fd, 1);
+			else
+				drain(s - pool);
+			break;
+		case K_PIPE_R:
+			drain(s - pool);
+			break;
+		default:
+			continue;
+		}
+		(void)ret;	/* full, or the peer re-created: no matter */
+		if (++th->calls % 8 == 0)
+			sleep_us(20);
+	}
+	atomic_store(&th->finished, true);
+	return NULL;
+}
+
+/* A new file (or two) of the kind of a churner's group */
+static int create(int group, int fd[2])
+{
+	fd[1] = -1;
+	switch (group) {
+	case G_EPOLL:
+		fd[0] = epoll_create1(0);
+		return fd[0] < 0 ? -1 : 0;
+	case G_SOCK:
+		return socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fd);
+	case G_EVENTFD:
+		fd[0] = eventfd(0, EFD_NONBLOCK);
+		return fd[0] < 0 ? -1 : 0;
+	case G_PIPE:
+		return pipe2(fd, O_NONBLOCK);
+	}
+	return -1;
+}
+
+static int add(int ep, int fd, unsigned int events)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = DATA(fd) };
+
+	return epoll_ctl(pool[ep].fd, EPOLL_CTL_ADD, pool[fd].fd, &ev);
+}
+
+/*
+ * Re-create a group's files in place: dup2() new ones onto their numbers,
+ * at once or after closing the old ones. No other thread opens a file once
+ * the fuzz runs, so nothing else can take a number while it is closed.
+ */
+static void churn(struct thread *th, int group)
+{
+	int first = group_slot[group], n = group == G_SOCK ||
+					   group == G_PIPE ? 2 : 1;
+	int fd[2], i;
+
+	if (create(group, fd)) {
+		helper_error("re-creating %s: %s", pool[first].name,
+			     strerror(errno));
+		return;
+	}
+	if (below(th, 2)) {
+		for (i = 0; i < n; i++)
+			close(pool[first + i].fd);
+		sched_yield();
+	}
+	for (i = 0; i < n; i++) {
+		if (dup2(fd[i], pool[first + i].fd) < 0)
+			helper_error("dup2 onto %s: %s", pool[first + i].name,
+				     strerror(errno));
+		close(fd[i]);
+	}
+	/*
+	 * This ADD may fail as any may: a fuzzer was quicker (EEXIST), or
+	 * the fuzzers' nesting gave the socket too many wakeup paths (EINVAL)
+	 */
+	if (group == G_EPOLL &&
+	    add(S_EP_CHURN, S_SOCK_A0, EPOLLIN | EPOLLONESHOT) &&
+	    !(outcomes(EPOLL_CTL_ADD, false, K_EPOLL, K_SOCK, false) &
+	      outcome(errno)))
+		helper_error("ADD to the re-created epoll set: %s",
+			     strerror(errno));
+	th->calls++;
+}
+
+static void *churner(void *arg)
+{
+	struct thread *th = arg;
+
+	while (!atomic_load(&stop)) {
+		churn(th, 1 + below(th, NR_GROUPS - 1));
+		sleep_us(50);
+	}
+	atomic_store(&th->finished, true);
+	return NULL;
+}
+
+static int setup_slot(int first, int group)
+{
+	int fd[2];
+
+	if (create(group, fd))
+		return -1;
+	pool[first].fd = fd[0];
+	if (fd[1] >= 0)
+		pool[first + 1].fd = fd[1];
+	return 0;
+}
+
+static const char *setup(void)
+{
+	static const int watched[] = {
+		S_SOCK_A0, S_SOCK_A1, S_EVENTFD, S_PIPE_R, S_SOCK_B0,
+	};
+	char path[] = "/tmp/epoll_ctl_fuzz.XXXXXX";
+	struct rlimit rl;
+	unsigned int i;
+	int s, hi;
+
+	for (s = S_EP_A; s <= S_EP_CHURN; s++)
+		if (setup_slot(s, G_EPOLL))
+			return "epoll_create1";
+	if (setup_slot(S_SOCK_A0, G_SOCK) || setup_slot(S_SOCK_B0, G_SOCK))
+		return "socketpair";
+	if (setup_slot(S_EVENTFD, G_EVENTFD) ||
+	    setup_slot(S_EVENTFD_CHURN, G_EVENTFD))
+		return "eventfd";
+	if (setup_slot(S_PIPE_R, G_PIPE) || setup_slot(S_PIPE_CHURN_R, G_PIPE))
+		return "pipe2";
+	pool[S_FILE].fd = mkstemp(path);
+	if (pool[S_FILE].fd < 0)
+		return "mkstemp";
+	unlink(path);
+	pool[S_DEVNULL].fd = open("/dev/null", O_RDWR);
+	if (pool[S_DEVNULL].fd < 0)
+		return "open /dev/null";
+
+	/* A closed fd well above the others: nothing will be given it */
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return "getrlimit";
+	hi = rl.rlim_cur > 1024 ? 1023 : (int)rl.rlim_cur - 1;
+	errno = 0;
+	if (hi <= pool[S_DEVNULL].fd + 16 || fcntl(hi, F_GETFD) != -1 ||
+	    errno != EBADF)
+		return "finding a closed fd";
+	pool[S_CLOSED].fd = hi;
+
+	/*
+	 * Some items to start with: A watches with EPOLLONESHOT, B without;
+	 * the outer set watches the inner one, which watches a socket.
+	 */
+	for (i = 0; i < ARRAY_SIZE(watched); i++)
+		if (add(S_EP_A, watched[i], EPOLLIN | EPOLLONESHOT) ||
+		    add(S_EP_B, watched[i], EPOLLIN | EPOLLOUT))
+			return "EPOLL_CTL_ADD";
+	if (add(S_EP_A, S_PIPE_W, EPOLLOUT | EPOLLONESHOT | EPOLLET) ||
+	    add(S_EP_INNER, S_SOCK_A1, EPOLLIN) ||
+	    add(S_EP_OUTER, S_EP_INNER, EPOLLIN | EPOLLONESHOT) ||
+	    add(S_EP_OUTER, S_SOCK_A0, EPOLLIN | EPOLLONESHOT) ||
+	    add(S_EP_CHURN, S_SOCK_A0, EPOLLIN | EPOLLONESHOT))
+		return "EPOLL_CTL_ADD";
+
+	page_size = sysconf(_SC_PAGESIZE);
+	guard = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED || mprotect(guard + page_size, page_size,
+					    PROT_NONE))
+		return "mmap";
+	return NULL;
+}
+
+/*
+ * Is op 4 EPOLL_CTL_DISABLE here, and does an unknown op read its event?
+ * With the op a NULL-event DISABLE of an armed EPOLLONESHOT item returns
+ * 0. Without it, op 4 is an unknown op, which reads its event before the
+ * series (EFAULT for NULL) and fails with EINVAL after its first patch.
+ */
+/* 0 or the errno of an epoll_ctl() op given no event */
+static int ctl_err(int ep, int op, int fd)
+{
+	return epoll_ctl(ep, op, fd, NULL) ? errno : 0;
+}
+
+static void probe(int *disable_err, int *unknown_err)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	int ep, sv[2];
+
+	*disable_err = *unknown_err = -1;
+	ep = epoll_create1(0);
+	if (ep < 0)
+		return;
+	if (!socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		if (!epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
+			*disable_err = ctl_err(ep, EPOLL_CTL_DISABLE, sv[0]);
+			*unknown_err = ctl_err(ep, 5, sv[0]);
+		}
+		close(sv[0]);
+		close(sv[1]);
+	}
+	close(ep);
+	has_disable = !*disable_err;
+	unknown_reads_event = *unknown_err == EFAULT;
+}
+
+static void print_probe(void)
+{
+	char e4[16], e5[16];
+	int disable_err, unknown_err;
+
+	probe(&disable_err, &unknown_err);
+	printf("# kernel %s EPOLL_CTL_DISABLE%s\n",
+	       has_disable ? "with" : "without",
+	       has_disable ? " (op 4)" : ": op 4 is an unknown op");
+	printf("# probe: op 4 with a NULL event: %s, op 5: %s\n",
+	       err_name(disable_err, e4, sizeof(e4)),
+	       err_name(unknown_err, e5, sizeof(e5)));
+	printf("# ops that read their event: ADD, MOD%s\n",
+	       !unknown_reads_event ? "" : has_disable ?
+	       ", unknown ops" : ", unknown ops (op 4 too)");
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] =
+		"Bail out! the watchdog fired: the run did not end\n";
+
+	(void)sig;
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(KSFT_FAIL);
+	_exit(KSFT_FAIL);
+}
+
+static int test_no, failed;
+
+static void result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d ", ok ? "ok" : "not ok", ++test_no);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	failed += !ok;
+}
+
+/* Did the fuzz reach every answer DISABLE has? */
+static void disable_coverage(const unsigned long *n)
+{
+	const char *name = "DISABLE answered 0, EBUSY, EINVAL and ENOENT";
+
+	if (!has_disable) {
+		printf("ok %d %s # SKIP kernel without EPOLL_CTL_DISABLE\n",
+		       ++test_no, name);
+		return;
+	}
+	result(n[0] && n[EBUSY] && n[EINVAL] && n[ENOENT],
+	       "%s (%lu, %lu, %lu, %lu times)", name, n[0], n[EBUSY],
+	       n[EINVAL], n[ENOENT]);
+}
+
+static int start(struct thread *th, unsigned int n, void *(*fn)(void *))
+{
+	seed_thread(th, n);
+	return pthread_create(&th->tid, NULL, fn, th);
+}
+
+/* Join @th by @deadline (CLOCK_REALTIME); false if it is still running */
+static bool join(struct thread *th, const struct timespec *deadline)
+{
+	return !pthread_timedjoin_np(th->tid, NULL, deadline);
+}
+
+static void print_counts(unsigned long count[NR_CLASSES][NR_RESULTS + 1])
+{
+	char line[512], tmp[16];
+	unsigned long total;
+	int c, e;
+	size_t n;
+
+	for (c = 0; c < NR_CLASSES; c++) {
+		total = 0;
+		n = 0;
+		for (e = 0; e <= NR_RESULTS; e++) {
+			if (!count[c][e])
+				continue;
+			total += count[c][e];
+			n += snprintf(line + n, sizeof(line) - n, " %s %lu,",
+				      e == NR_RESULTS ? "other" :
+				      err_name(e, tmp, sizeof(tmp)),
+				      count[c][e]);
+			if (n >= sizeof(line))
+				break;
+		}
+		if (n && n < sizeof(line))
+			line[n - 1] = '\0';
+		printf("# %-7s %8lu:%s\n", class_name[c], total, n ? line : "");
+	}
+	line[0] = '\0';
+	n = 0;
+	for (e = 0; e <= NR_RESULTS && n < sizeof(line); e++) {
+		total = 0;
+		for (c = 0; c < NR_CLASSES; c++)
+			total += count[c][e];
+		if (total)
+			n += snprintf(line + n, sizeof(line) - n, "%s%s %lu",
+				      n ? ", " : "", e == NR_RESULTS ? "other" :
+				      err_name(e, tmp, sizeof(tmp)), total);
+	}
+	printf("# by result: %s\n", line);
+}
+
+static void print_usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-n ops] [-t threads] [-w waiters] [-S seed]\n"
+		"          [-T timeout] [-x]\n"
+		"  -n  epoll_ctl() calls in all (default %lu)\n"
+		"  -t  fuzzer threads (default %d, at most %d)\n"
+		"  -w  epoll_wait() threads (default %d, at most %d)\n"
+		"  -S  seed (default %u)\n"
+		"  -T  seconds the fuzzers may take before they count as hung\n"
+		"      (default %d)\n"
+		"  -x  negative control: do not allow EBADF, so the run must\n"
+		"      fail\n",
+		prog, opt.ops, opt.threads, MAX_THREADS, opt.waiters,
+		MAX_THREADS, opt.seed, opt.timeout);
+	exit(KSFT_FAIL);
+}
+
+static long number(const char *s, long min, long max, const char *prog)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		print_usage(prog);
+	return v;
+}
+
+static void parse(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "n:t:w:S:T:xh")) != -1) {
+		switch (c) {
+		case 'n':
+			opt.ops = number(optarg, 1, LONG_MAX, argv[0]);
+			break;
+		case 't':
+			opt.threads = number(optarg, 1, MAX_THREADS, argv[0]);
+			break;
+		case 'w':
+			opt.waiters = number(optarg, 0, MAX_THREADS, argv[0]);
+			break;
+		case 'S':
+			opt.seed = number(optarg, 0, UINT_MAX, argv[0]);
+			break;
+		case 'T':
+			opt.timeout = number(optarg, 1, 86400, argv[0]);
+			break;
+		case 'x':
+			opt.narrow = true;
+			break;
+		default:
+			print_usage(argv[0]);
+		}
+	}
+	if (optind != argc)
+		print_usage(argv[0]);
+}
+
+int main(int argc, char **argv)
+{
+	static unsigned long count[NR_CLASSES][NR_RESULTS + 1];
+	unsigned long done = 0, unexpected_calls = 0, wait_calls = 0;
+	unsigned long events = 0, class_total[NR_CLASSES] = { 0 };
+	bool hung = false, ran;
+	int i, c, e;
+	struct timespec deadline;
+	char what[200];
+	const char *why;
+	double t0, took;
+	struct call cur;
+
+	parse(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	printf("TAP version 13\n");
+	printf("# %lu ops, %d fuzzers, %d waiters, seed %u, timeout %d s%s\n",
+	       opt.ops, opt.threads, opt.waiters, opt.seed, opt.timeout,
+	       opt.narrow ? ", -x: EBADF not allowed (must fail)" : "");
+
+	why = setup();
+	if (why) {
+		printf("1..1\nnot ok 1 setup: %s: %s\n", why, strerror(errno));
+		return KSFT_FAIL;
+	}
+	print_probe();
+	printf("1..5\n");
+
+	fuzzers = calloc(opt.threads, sizeof(*fuzzers));
+	waiters = calloc(opt.waiters ? opt.waiters : 1, sizeof(*waiters));
+	if (!fuzzers || !waiters)
+		return KSFT_FAIL;
+
+	/* A last resort if even the timed joins below cannot end the run */
+	signal(SIGALRM, on_alarm);
+	alarm(opt.timeout + 60);
+
+	t0 = now();
+	for (i = 0; i < opt.waiters; i++)
+		if (start(&waiters[i], 100 + i, waiter))
+			return KSFT_FAIL;
+	if (start(&writer_thread, 200, writer) ||
+	    start(&churner_thread, 201, churner))
+		return KSFT_FAIL;
+	for (i = 0; i < opt.threads; i++) {
+		fuzzers[i].ops = opt.ops / opt.threads +
+				 ((unsigned long)i < opt.ops % opt.threads);
+		if (start(&fuzzers[i], i, fuzzer))
+			return KSFT_FAIL;
+	}
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += opt.timeout;
+	for (i = 0; i < opt.threads; i++) {
+		if (join(&fuzzers[i], &deadline))
+			continue;
+		hung = true;
+		cur.op = atomic_load(&fuzzers[i].cur_op);
+		cur.ep = atomic_load(&fuzzers[i].cur_ep);
+		cur.fd = atomic_load(&fuzzers[i].cur_fd);
+		cur.ptr = atomic_load(&fuzzers[i].cur_ptr);
+		cur.events = atomic_load(&fuzzers[i].cur_events);
+		call_str(&cur, what, sizeof(what));
+		printf("# fuzzer %d hung after %lu of %lu ops, last in %s\n",
+		       i, atomic_load(&fuzzers[i].done), fuzzers[i].ops, what);
+	}
+	took = now() - t0;
+	atomic_store(&stop, true);
+
+	/* The helpers look at the stop flag at least every few ms */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 10;
+	for (i = 0; i < opt.waiters; i++) {
+		if (!join(&waiters[i], &deadline)) {
+			hung = true;
+			printf("# waiter %d hung in epoll_wait()\n", i);
+		}
+	}
+	if (!join(&writer_thread, &deadline)) {
+		hung = true;
+		printf("# the writer hung\n");
+	}
+	if (!join(&churner_thread, &deadline)) {
+		hung = true;
+		printf("# the churner hung\n");
+	}
+
+	for (i = 0; i < opt.threads; i++) {
+		done += atomic_load(&fuzzers[i].done);
+		unexpected_calls += fuzzers[i].unexpected;
+		for (c = 0; c < NR_CLASSES; c++)
+			for (e = 0; e <= NR_RESULTS; e++)
+				count[c][e] += fuzzers[i].count[c][e];
+	}
+	for (c = 0; c < NR_CLASSES; c++)
+		for (e = 0; e <= NR_RESULTS; e++)
+			class_total[c] += count[c][e];
+	for (i = 0; i < opt.waiters; i++) {
+		wait_calls += waiters[i].calls;
+		events += waiters[i].events;
+	}
+
+	printf("# %lu ops in %.2f s (%.0f ops/s)\n", done, took,
+	       took > 0 ? done / took : 0.0);
+	print_counts(count);
+	printf("# %lu epoll_wait() calls got %lu events\n", wait_calls, events);
+	printf("# %lu reads and writes, %lu files re-created\n",
+	       writer_thread.calls, churner_thread.calls);
+	for (i = 0; i < nr_reports; i++)
+		printf("# unexpected: %s\n", reports[i]);
+	if (unexpected_calls > (unsigned long)nr_reports)
+		printf("# ... and %lu more unexpected results\n",
+		       unexpected_calls - nr_reports);
+	if (atomic_load(&helper_errors))
+		printf("# %lu helper errors, first: %s\n",
+		       atomic_load(&helper_errors), helper_error_msg);
+
+	result(!unexpected_calls,
+	       "every errno is one the contract lists (%lu unexpected)",
+	       unexpected_calls);
+	result(!atomic_load(&helper_errors),
+	       "epoll_wait() got only registered data, helpers no errors (%lu)",
+	       atomic_load(&helper_errors));
+	result(!hung, "no thread hung (fuzzers took %.2f s, limit %d s)",
+	       took, opt.timeout);
+	ran = done == opt.ops && count[C_ADD][0] && count[C_MOD][0] &&
+	      count[C_DEL][0];
+	for (c = 0; c < NR_CLASSES; c++)
+		ran = ran && class_total[c];
+	result(ran, "every op ran (%lu of %lu; ADD, MOD and DEL succeeded)",
+	       done, opt.ops);
+	disable_coverage(count[C_DISABLE]);
+	printf("# Totals: pass:%d fail:%d\n", test_no - failed, failed);
+
+	alarm(0);
+	if (hung)
+		_exit(KSFT_FAIL);	/* a hung thread cannot be joined */
+	for (i = 0; i < NR_SLOTS; i++)
+		if (pool[i].kind != K_CLOSED)
+			close(pool[i].fd);
+	return failed ? KSFT_FAIL : KSFT_PASS;
+}
