@@ -1000,9 +1000,9 @@ int main(int argc, char **argv)
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	printf(
-	       "# %d items, %d readers, %d s, seed %u, protocol %s, delay %d us%s\n",
-	       opt.items, opt.readers, opt.seconds, opt.seed,
+	printf("# %d items, %d readers, %d s, seed %u, ",
+	       opt.items, opt.readers, opt.seconds, opt.seed);
+	printf("protocol %s, delay %d us%s\n",
 	       opt.protocol == PROTO_NAIVE ? "naive" : "disable", opt.delay_us,
 	       opt.fault == FAULT_REARM ? ", fault rearm" :
 	       opt.fault == FAULT_DELETE ? ", fault delete" : "");
@@ -1080,11 +1080,11 @@ int main(int argc, char **argv)
 			left += pending;
 	}
 
-	printf(
-	       "# events %lu, DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, re-arms dropped %lu\n",
+	printf("# events %lu, DISABLE 0/EBUSY %lu/%lu, ",
 	       atomic_load(&events_handled), atomic_load(&disable_ok),
-	       atomic_load(&disable_busy), atomic_load(&owner_deletes),
-	       atomic_load(&rearm_dropped));
+	       atomic_load(&disable_busy));
+	printf("owner deletes %lu, re-arms dropped %lu\n",
+	       atomic_load(&owner_deletes), atomic_load(&rearm_dropped));
 	printf("# bytes written %lu, read %lu, left in sockets %lu\n",
 	       atomic_load(&bytes_written), atomic_load(&bytes_read), left);
 	if (atomic_load(&errors))
