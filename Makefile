@@ -34,6 +34,7 @@ test: deps
 	@$(S)/check-model || true
 	@$(S)/source
 	@$(S)/check-series
+	@$(S)/check-man
 	@if $(S)/apply && $(S)/configure && $(S)/build; then \
 		$(S)/record ok "kernel and in-tree selftests build with the series"; \
 	else \
