@@ -15,7 +15,7 @@ SHELL := /bin/bash
 S := scripts
 export KSRC SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where the suites count their checks (scripts/summary reads it)
-test model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
+test test-debug soak scale model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
 
 run: build
 	@$(S)/initramfs run
@@ -50,6 +50,40 @@ test: deps
 	@UNPATCHED=1 $(S)/check-guest unpatched
 	@$(S)/summary
 
+# The guest checks of make test on a kernel with KASAN, lockdep and the
+# other debug checkers (Kconfig.debug.fragment); any report on the console
+# fails the run, and a guest that provokes a WARNING must be caught
+test-debug: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.debug.fragment
+test-debug: deps source
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@if $(S)/apply && $(S)/configure && $(S)/build; then \
+		$(S)/record ok "debug kernel builds with the series"; \
+	else \
+		$(S)/record fail "debug kernel builds with the series"; \
+	fi
+	@TIMEOUT=$(or $(TIMEOUT),2700) $(S)/check-guest test
+	@EXPECT_SPLAT=1 $(S)/check-guest warn
+	@$(S)/summary
+
+# The selftest N times in a row in one boot, for each -smp count in SMP
+soak: build
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@for smp in $(or $(SMP),1 2 4); do \
+		SMP=$$smp LABEL="-smp $$smp" GUEST_ENV="soak=$(or $(N),100)" \
+		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),100) * 30 + 300 ))) \
+			$(S)/check-guest soak; \
+	done
+	@$(S)/summary
+
+# The stress test once at scale: 10,000 items, 500 readers (plans/scale)
+scale: build
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@SMP=$(or $(SMP),2) TIMEOUT=$(or $(TIMEOUT),1800) $(S)/check-guest scale
+	@$(S)/summary
+
 # The steps, each a script; every one finds its input where the one before
 # left it (scripts/lib.sh says where).
 deps:
@@ -82,4 +116,4 @@ mutants: deps source
 	@$(S)/check-mutants $(MUTANTS)
 	@$(S)/summary
 
-.PHONY: run test deps source apply configure build patches model mutants
+.PHONY: run test test-debug soak scale deps source apply configure build patches model mutants
