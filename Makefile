@@ -15,7 +15,7 @@ SHELL := /bin/bash
 S := scripts
 export KSRC SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where the suites count their checks (scripts/summary reads it)
-test test-debug soak scale model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
+test test-debug soak scale bench model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
 
 run: build
 	@$(S)/initramfs run
@@ -84,6 +84,14 @@ scale: build
 	@SMP=$(or $(SMP),2) TIMEOUT=$(or $(TIMEOUT),1800) $(S)/check-guest scale
 	@$(S)/summary
 
+# What the op costs, and the deletion protocols side by side, in the guest:
+# CSV, plots and a table in bench/ (scripts/bench)
+bench: build
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(S)/bench
+	@$(S)/summary
+
 # The steps, each a script; every one finds its input where the one before
 # left it (scripts/lib.sh says where).
 deps:
@@ -116,4 +124,4 @@ mutants: deps source
 	@$(S)/check-mutants $(MUTANTS)
 	@$(S)/summary
 
-.PHONY: run test test-debug soak scale deps source apply configure build patches model mutants
+.PHONY: run test test-debug soak scale bench deps source apply configure build patches model mutants
