@@ -40,6 +40,7 @@ test: deps
 	else \
 		$(S)/record fail "kernel and in-tree selftests build with the series"; \
 	fi
+	@$(S)/check-bisect
 	@$(S)/check-guest test
 	@if UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
 	    UNPATCHED=1 $(S)/build; then \
@@ -107,6 +108,19 @@ configure: apply
 build: configure
 	@$(S)/build
 
+# The series as a reviewer checks it: regenerated from the sources and
+# compared, git am on the pristine base, checkpatch --strict, a build after
+# every patch; and the man page
+check-series: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
+check-series: deps source
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(S)/check-series
+	@$(S)/check-man
+	@$(S)/apply && $(S)/configure
+	@$(S)/check-bisect
+	@$(S)/summary
+
 # Regenerate patches/<base>/ from the component sources and messages
 patches: source
 	@$(S)/gen-patches
@@ -126,4 +140,4 @@ mutants: deps source
 	@$(S)/check-mutants $(MUTANTS)
 	@$(S)/summary
 
-.PHONY: run test test-debug soak scale bench deps source apply configure build patches model mutants
+.PHONY: run test test-debug soak scale bench check-series deps source apply configure build patches model mutants
