@@ -148,6 +148,10 @@ build_dir() {
 }
 
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+# Paths under the cache as seen from the build directory, so that builds in
+# different trees share the cache where kbuild names sources by absolute
+# path (v3.6 with O=)
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$CACHE}
 
 # record ok|fail NAME [WHY]: one TAP line for a check; with RESULTS=FILE set
 # (make test) the numbering runs across steps and scripts/summary counts them
