@@ -14,8 +14,10 @@
 SHELL := /bin/bash
 S := scripts
 export KSRC SMP MEM TIMEOUT ACCEL TOOLCHAIN
-# Where the suites count their checks (scripts/summary reads it)
-test test-debug soak scale bench model mutants: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
+# Where a suite counts its checks (scripts/summary reads it, then removes
+# it): a file of this make's own, so that runs side by side do not mix
+RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
+test test-debug soak scale bench model mutants check-series: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 
 run: build
 	@$(S)/initramfs run
@@ -111,7 +113,6 @@ build: configure
 # The series as a reviewer checks it: regenerated from the sources and
 # compared, git am on the pristine base, checkpatch --strict, a build after
 # every patch; and the man page
-check-series: export RESULTS ?= $(or $(TMPDIR),/tmp)/epoll-disable-results
 check-series: deps source
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
