@@ -137,6 +137,16 @@ plan_file() {
 	echo "$f"
 }
 
+# kconfig_update TREE: the target that fills in a .config's missing
+# symbols with their defaults (olddefconfig; oldnoconfig before 3.7)
+kconfig_update() {
+	if grep -qw olddefconfig "$1/scripts/kconfig/Makefile"; then
+		echo olddefconfig
+	else
+		echo oldnoconfig
+	fi
+}
+
 # The build directory, inside the tree (one level down, so that kbuild uses
 # relative paths and ccache hits across trees): keyed by the config inputs
 config_inputs() {
