@@ -3,21 +3,24 @@
 #
 #   make run     apply the series to Debian's linux-source-6.12, build it,
 #                boot it in QEMU, run the selftest, print the verdict
-#   make test    the whole suite; ends with "N passed, N failed"
+#   make test    the whole suite on 6.12 (BASES="6.12 6.1": both in turn);
+#                ends with "N passed, N failed"
 #
-# KSRC=/path/to/linux uses your own tree (Linux 6.12 or 3.6) instead.
+# BASE=6.1 picks Debian's linux-source-6.1 instead (make test: that base
+# only).  KSRC=/path/to/linux uses your own tree (Linux 6.12, 6.1 or 3.6).
 # On 3.6, patches/v3.6-toolchain/ goes under the series when gcc needs it
 # (TOOLCHAIN=1 always, TOOLCHAIN=0 never).
 # SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached outside the repo,
 # in $EPOLL_DISABLE_CACHE (default ~/.cache/epoll-disable).
 
 SHELL := /bin/bash
+comma := ,
 S := scripts
-export KSRC SMP MEM TIMEOUT ACCEL TOOLCHAIN
+export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where a suite counts its checks (scripts/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
-test test-debug soak scale bench model mutants check-series: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+test test-base test-debug soak scale bench model mutants check-series: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 
 run: build
 	@$(S)/initramfs run
@@ -28,15 +31,34 @@ run: build
 		exit 1; \
 	fi
 
+# The bases make test covers, one after the other: the tree in KSRC, or
+# Debian's linux-source-$(BASE), or BASES="6.12 6.1" (scripts/lib.sh has
+# them all); by default the first, 6.12, until 6.1 has been proven in CI
+DEBIAN_BASES := $(shell sed -n 's/^DEBIAN_BASES="\(.*\)"$$/\1/p' $(S)/lib.sh)
+TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(firstword $(DEBIAN_BASES))))
+
 test: deps
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
-	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# base: Debian's linux-source-6.12; v3.6 is covered only with KSRC=/path/to/linux-3.6")
+	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
 	@$(S)/check-host
 	@$(S)/check-model || true
-	@$(S)/source
-	@$(S)/check-series
 	@$(S)/check-man
+	@for b in $(TEST_BASES); do \
+		if [ $$b = ksrc ]; then \
+			$(MAKE) -s --no-print-directory test-base || exit 1; \
+		else \
+			BASE=$$b BASE_LABEL=v$$b \
+				$(MAKE) -s --no-print-directory test-base || exit 1; \
+		fi; \
+	done
+	@$(S)/summary
+
+# What make test checks on one base, its checks named after the base: the
+# series, the kernel with it, the guest checks, the base without the series,
+# and the kernel with the series but without io_uring
+test-base: deps source
+	@$(S)/check-series
 	@if $(S)/apply && $(S)/configure && $(S)/build; then \
 		$(S)/record ok "kernel and in-tree selftests build with the series"; \
 	else \
@@ -51,7 +73,7 @@ test: deps
 		$(S)/record fail "the base builds without the series"; \
 	fi
 	@UNPATCHED=1 $(S)/check-guest unpatched
-	@$(S)/summary
+	@$(S)/check-no-io_uring
 
 # The guest checks of make test on a kernel with KASAN, lockdep and the
 # other debug checkers (Kconfig.debug.fragment); any report on the console
@@ -141,4 +163,4 @@ mutants: deps source
 	@$(S)/check-mutants $(MUTANTS)
 	@$(S)/summary
 
-.PHONY: run test test-debug soak scale bench check-series deps source apply configure build patches model mutants
+.PHONY: run test test-base test-debug soak scale bench check-series deps source apply configure build patches model mutants

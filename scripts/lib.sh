@@ -9,11 +9,25 @@ set -eu
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${EPOLL_DISABLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/epoll-disable}
 KSRC=${KSRC:-}
-DEBIAN_PKG=linux-source-6.12
-SUPPORTED="6.12 3.6"
+BASE=${BASE:-}
 
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# The kernels Debian ships as source packages, the default first: BASE=
+# picks one (make test without BASE or KSRC covers them all); KSRC= takes
+# a tree of any supported base instead
+DEBIAN_BASES="6.12 6.1"
+SUPPORTED="$DEBIAN_BASES 3.6"
+if [ -n "$BASE" ]; then
+	case " $DEBIAN_BASES " in
+	*" $BASE "*) ;;
+	*) die "BASE=$BASE is not a Debian base of the series (BASE= takes one of: $DEBIAN_BASES); for a tree of your own use KSRC=/path/to/linux" ;;
+	esac
+	[ -z "$KSRC" ] ||
+		die "BASE=$BASE and KSRC=$KSRC both given: BASE picks Debian's linux-source-$BASE, KSRC your own tree; give one"
+fi
+DEBIAN_PKG=linux-source-${BASE:-${DEBIAN_BASES%% *}}
 
 # need TOOL PACKAGE: stop with the fix if a tool is missing
 need() {
@@ -47,7 +61,7 @@ base_of() {
 # The pristine base: Debian's source package, or a copy of $KSRC
 debian_version() {
 	dpkg-query -W -f='${Version}' "$DEBIAN_PKG" 2>/dev/null ||
-		die "$DEBIAN_PKG is not installed: run 'make deps'"
+		die "$DEBIAN_PKG is not installed: run 'make deps${BASE:+ BASE=$BASE}'"
 }
 base_dir() {
 	if [ -n "$KSRC" ]; then
@@ -164,18 +178,22 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$CACHE}
 
 # record ok|fail NAME [WHY]: one TAP line for a check; with RESULTS=FILE set
-# (make test) the numbering runs across steps and scripts/summary counts them
+# (make test) the numbering runs across steps and scripts/summary counts them.
+# BASE_LABEL=v6.1 (make test, one base of several) goes before the name,
+# and into RESULTS for the count per base.
 record() {
-	local n=${_recorded:-0}
+	local n=${_recorded:-0} name=$2
+	# (unless the name starts with the base already, as in check-series)
+	case $2 in "${BASE_LABEL:-}: "*) ;; *) name=${BASE_LABEL:+$BASE_LABEL: }$2 ;; esac
 	if [ -n "${RESULTS:-}" ]; then
 		n=$(wc -l <"$RESULTS")
-		echo "$1" >>"$RESULTS"
+		echo "$1${BASE_LABEL:+ $BASE_LABEL}" >>"$RESULTS"
 	fi
 	_recorded=$((n + 1))
 	if [ "$1" = ok ]; then
-		echo "ok $_recorded - $2"
+		echo "ok $_recorded - $name"
 	else
-		echo "not ok $_recorded - $2"
+		echo "not ok $_recorded - $name"
 		[ -z "${3:-}" ] || printf '%s\n' "$3" | sed 's/^/#   /'
 	fi
 }
