@@ -1,0 +1,1 @@
+	return op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD;
