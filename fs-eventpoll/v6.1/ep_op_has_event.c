@@ -1,1 +1,0 @@
-	return op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD;

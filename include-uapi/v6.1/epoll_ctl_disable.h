@@ -1,1 +1,0 @@
-#define EPOLL_CTL_DISABLE 4
