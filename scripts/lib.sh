@@ -11,6 +11,11 @@ CACHE=${EPOLL_DISABLE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/epoll-disable}
 KSRC=${KSRC:-}
 BASE=${BASE:-}
 
+# The kernel's make takes only what a script passes it: the flags of the
+# make that runs us (-s silences kbuild, and with it the build logs and
+# their progress counts; a jobserver caps -j) stay out
+unset MAKEFLAGS MFLAGS
+
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
