@@ -7,7 +7,8 @@
 #                "N passed, N failed"
 #
 # BASE=6.1 picks Debian's linux-source-6.1 instead (make test: that base
-# only; BASES="6.1 6.12" picks several, in that order).  KSRC=/path/to/linux uses your own tree (Linux 6.12, 6.1 or 3.6).
+# only; BASES="6.1 6.12" picks several, in that order).
+# KSRC=/path/to/linux uses your own tree (Linux 6.12, 6.1 or 3.6).
 # On 3.6, patches/v3.6-toolchain/ goes under the series when gcc needs it
 # (TOOLCHAIN=1 always, TOOLCHAIN=0 never).
 # SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached outside the repo,
