@@ -65,6 +65,7 @@ test-base: deps source
 	else \
 		$(S)/record fail "kernel and in-tree selftests build with the series"; \
 	fi
+	@$(S)/check-configure
 	@$(S)/check-bisect
 	@$(S)/check-guest test
 	@if UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \

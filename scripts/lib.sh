@@ -166,10 +166,42 @@ kconfig_update() {
 	fi
 }
 
+# The test kernel's options: the fragments the tests need, each line of
+# which must stick (Kconfig.fragment, then EXTRA_FRAGMENT, a later one
+# overriding an earlier), and Kconfig.trim.fragment, merged first, which
+# only makes the kernel smaller: a base may not honour all of it
+needed_fragments() { echo "$TOP/Kconfig.fragment" ${EXTRA_FRAGMENT:-}; }
+trim_fragments() { echo "$TOP/Kconfig.trim.fragment"; }
+
+# wanted_options FRAGMENT...: what the fragments ask for, a later one
+# overriding an earlier: "CONFIG_X=v", or "CONFIG_X is not set"
+wanted_options() {
+	awk '
+	/^CONFIG_[A-Z0-9_]*=/ { s = $0; sub(/=.*/, "", s); w[s] = $0; o[s] = ++n }
+	/^# CONFIG_[A-Z0-9_]* is not set$/ { w[$2] = $2 " is not set"; o[$2] = ++n }
+	END { for (s in w) print o[s], w[s] }' "$@" | sort -n | cut -d' ' -f2-
+}
+
+# unmet_options CONFIG: of the options on stdin (as wanted_options prints
+# them), one line for each that CONFIG does not have, with what it has
+unmet_options() {
+	local line sym
+	while read -r line; do
+		sym=${line%%[= ]*}
+		if [ "$line" = "$sym is not set" ]; then
+			! grep -q "^$sym=" "$1" ||
+				echo "# $line (got: $(grep "^$sym=" "$1"))"
+		elif ! grep -qx "$line" "$1"; then
+			echo "$line (got: $(grep -E "^$sym=|^# $sym is not set" "$1" || echo nothing))"
+		fi
+	done
+}
+
 # The build directory, inside the tree (one level down, so that kbuild uses
 # relative paths and ccache hits across trees): keyed by the config inputs
 config_inputs() {
-	echo "$TOP/Kconfig.fragment" "$TOP/scripts/configure" ${EXTRA_FRAGMENT:-}
+	# shellcheck disable=SC2046
+	echo $(trim_fragments) $(needed_fragments) "$TOP/scripts/configure"
 }
 build_dir() {
 	# shellcheck disable=SC2046
