@@ -6,8 +6,8 @@
  *
  * Holding ep->mtx excludes the event delivery loops: ep_send_events() and
  * __ep_eventpoll_poll() scan under it. No scan is in progress, so the item is
- * either on ep->rdllist or on no list at all, never on a scan batch or on
- * ep->ovflist. ep_deliver_event() clears the event bits of a oneshot item,
+ * either on ep->rdllist or on no list at all, never on a scan's txlist or on
+ * ep->ovflist. ep_send_events() clears the event bits of a oneshot item,
  * under ep->mtx, when it copies the event to user space, and only
  * EPOLL_CTL_MOD sets them again. The bits therefore tell whether some caller
  * was handed the item since it was last armed:
@@ -23,30 +23,3 @@
  * An item without EPOLLONESHOT is armed again by every delivery, so it can
  * never be known to be idle: refuse it with -EINVAL.
  */
-static int ep_disable(struct eventpoll *ep, struct epitem *epi)
-{
-	struct wakeup_source *ws;
-
-	lockdep_assert_irqs_enabled();
-	lockdep_assert_held(&ep->mtx);
-
-	if (!(epi->event.events & EPOLLONESHOT))
-		return -EINVAL;
-
-	spin_lock_irq(&ep->lock);
-	if (!(epi->event.events & ~EP_PRIVATE_BITS)) {
-		spin_unlock_irq(&ep->lock);
-		return -EBUSY;
-	}
-	epi->event.events &= EP_PRIVATE_BITS;
-	if (ep_is_linked(epi)) {
-		list_del_init(&epi->rdllink);
-		/* A ready item keeps its wakeup source active: release it */
-		ws = ep_wakeup_source(epi);
-		if (ws)
-			__pm_relax(ws);
-	}
-	spin_unlock_irq(&ep->lock);
-
-	return 0;
-}
