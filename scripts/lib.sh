@@ -34,6 +34,10 @@ if [ -n "$BASE" ]; then
 fi
 DEBIAN_PKG=linux-source-${BASE:-${DEBIAN_BASES%% *}}
 
+# What the committed patches say in place of the Signed-off-by of whoever
+# sends them: 'make patches SIGNOFF="Name <addr>"' puts that in
+SIGNOFF_PLACEHOLDER='Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>'
+
 # need TOOL PACKAGE: stop with the fix if a tool is missing
 need() {
 	command -v "$1" >/dev/null 2>&1 ||
