@@ -1,18 +1,18 @@
 # EPOLL_CTL_DISABLE for Linux: a patch series, its selftest, and a QEMU
 # guest that proves it.  See README.
 #
-#   make run     apply the series to Debian's linux-source-6.12, build it,
+#   make run     apply the series to Debian's linux-source-7.3, build it,
 #                boot it in QEMU, run the selftest, print the verdict
-#   make test    the whole suite, on 6.12 and then on 6.1; ends with
+#   make test    the whole suite, on 7.3, 6.12 and 6.1 in turn; ends with
 #                "N passed, N failed"
 #
-# BASE=6.1 picks Debian's linux-source-6.1 instead (make test: that base
-# only; BASES="6.1 6.12" picks several, in that order).
-# KSRC=/path/to/linux uses your own tree (Linux 6.12, 6.1 or 3.6).
+# BASE=6.12 picks Debian's linux-source-6.12 instead (make test: that base
+# only; BASES="6.1 7.3" picks several, in that order).
+# KSRC=/path/to/linux uses your own tree (Linux 7.3, 6.12, 6.1 or 3.6).
 # On 3.6, patches/v3.6-toolchain/ goes under the series when gcc needs it
 # (TOOLCHAIN=1 always, TOOLCHAIN=0 never).
-# SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached outside the repo,
-# in $EPOLL_DISABLE_CACHE (default ~/.cache/epoll-disable).
+# SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached
+# outside the repo, in $EPOLL_DISABLE_CACHE (default ~/.cache/epoll-disable).
 
 SHELL := /bin/bash
 comma := ,
@@ -33,10 +33,10 @@ run: build
 	fi
 
 # The bases make test covers, one after the other: the tree in KSRC, or
-# Debian's linux-source-$(BASE), or those in BASES; by default every base
-# Debian ships (scripts/lib.sh has them)
-DEBIAN_BASES := $(shell sed -n 's/^DEBIAN_BASES="\(.*\)"$$/\1/p' $(S)/lib.sh)
-TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEBIAN_BASES)))
+# Debian's linux-source-$(BASE), or those in BASES; by default
+# DEFAULT_BASES (scripts/lib.sh has them; scripts/bases/ has every base)
+DEFAULT_BASES := $(shell sed -n 's/^DEFAULT_BASES="\(.*\)"$$/\1/p' $(S)/lib.sh)
+TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
 
 test: deps
 	@: >"$(RESULTS)"
@@ -54,10 +54,11 @@ test: deps
 	@$(S)/summary
 
 # What make test checks on one base, its checks named after the base: the
-# series, the kernel with it, the guest checks, the base without the series;
-# and, on the first base only (IO_URING_CONTROL=0 leaves it out), the kernel
-# with the series but without io_uring: the skip it proves is the
-# selftest's own, the same on every base, and it costs a whole kernel build
+# series, the kernel with it (and configure's negative control), the guest
+# checks, the base without the series; and, on the first base only
+# (IO_URING_CONTROL=0 leaves it out), the kernel with the series but
+# without io_uring: the skip it proves is the selftest's own, the same on
+# every base, and it costs a whole kernel build
 test-base: deps source
 	@$(S)/check-series
 	@if $(S)/apply && $(S)/configure && $(S)/build; then \

@@ -19,11 +19,21 @@ unset MAKEFLAGS MFLAGS
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# The kernels Debian ships as source packages, the default first: BASE=
-# picks one (make test without BASE or KSRC covers them all); KSRC= takes
-# a tree of any supported base instead
-DEBIAN_BASES="6.12 6.1"
-SUPPORTED="$DEBIAN_BASES 3.6"
+# The bases: one file each in scripts/bases/ (v7.3, v6.12, ...), saying
+# where the base comes from and what it has; the scripts read them and
+# know no base by name.  make run builds the first of DEFAULT_BASES, make
+# test covers them all; BASE= picks any base Debian ships as source, KSRC=
+# takes a tree of any base.
+BASES_DIR=$TOP/scripts/bases
+DEFAULT_BASES="7.3 6.12 6.1"
+# base_conf_in KEY FILE: the value of KEY in a base file
+base_conf_in() {
+	sed -n "s/^$1=//p" "$2"
+}
+SUPPORTED=$(cd "$BASES_DIR" && ls v* | sed 's/^v//' | sort -rV | xargs)
+DEBIAN_BASES=$(for b in $SUPPORTED; do
+	[ -z "$(base_conf_in package "$BASES_DIR/v$b")" ] || echo "$b"
+done | xargs)
 if [ -n "$BASE" ]; then
 	case " $DEBIAN_BASES " in
 	*" $BASE "*) ;;
@@ -32,7 +42,10 @@ if [ -n "$BASE" ]; then
 	[ -z "$KSRC" ] ||
 		die "BASE=$BASE and KSRC=$KSRC both given: BASE picks Debian's linux-source-$BASE, KSRC your own tree; give one"
 fi
-DEBIAN_PKG=linux-source-${BASE:-${DEBIAN_BASES%% *}}
+# The Debian base this run uses, when it uses one
+DEBIAN_BASE=${BASE:-${DEFAULT_BASES%% *}}
+DEBIAN_PKG=$(base_conf_in package "$BASES_DIR/v$DEBIAN_BASE")
+DEBIAN_SUITE=$(base_conf_in suite "$BASES_DIR/v$DEBIAN_BASE")
 
 # What the committed patches say in place of the Signed-off-by of whoever
 # sends them: 'make patches SIGNOFF="Name <addr>"' puts that in
@@ -67,10 +80,26 @@ base_of() {
 	die "Linux $1 is not a supported base (supported: $SUPPORTED); see README"
 }
 
-# The pristine base: Debian's source package, or a copy of $KSRC
+# The pristine base: Debian's source package, or a copy of $KSRC.  A
+# package from the machine's own apt sources is installed (scripts/deps);
+# one from another suite is fetched into the cache (scripts/source).
+debian_debs() { echo "$CACHE/debian/$DEBIAN_SUITE"; }
+# The newest fetched package
+debian_deb() {
+	local deb
+	# shellcheck disable=SC2012
+	deb=$(ls "$(debian_debs)/${DEBIAN_PKG}_"*.deb 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$deb" ] ||
+		die "$DEBIAN_PKG is not fetched yet: run 'make source${BASE:+ BASE=$BASE}'"
+	echo "$deb"
+}
 debian_version() {
-	dpkg-query -W -f='${Version}' "$DEBIAN_PKG" 2>/dev/null ||
-		die "$DEBIAN_PKG is not installed: run 'make deps${BASE:+ BASE=$BASE}'"
+	if [ -n "$DEBIAN_SUITE" ]; then
+		dpkg-deb -f "$(debian_deb)" Version
+	else
+		dpkg-query -W -f='${Version}' "$DEBIAN_PKG" 2>/dev/null ||
+			die "$DEBIAN_PKG is not installed: run 'make deps${BASE:+ BASE=$BASE}'"
+	fi
 }
 base_dir() {
 	if [ -n "$KSRC" ]; then
@@ -85,15 +114,22 @@ base_commit() {
 }
 base_version() { kernel_version "$(base_dir)"; }
 series_dir() { echo "$TOP/patches/$(base_of "$(base_version)")"; }
+# base_conf KEY: what the file of the base in use says of KEY
+base_conf() { base_conf_in "$1" "$BASES_DIR/$(base_of "$(base_version)")"; }
 
 # The series as listed in its series file, in order
 series_patches() { list_patches "$(series_dir)"; }
 
 # The compiler fixes an old base needs to build with today's toolchain:
-# patches/<base>-toolchain/, applied under the series (not part of it).
-# TOOLCHAIN=1 always applies them, TOOLCHAIN=0 never; by default they go
-# on when the base has no compiler-gccN.h for the gcc that builds it.
-toolchain_dir() { echo "$(series_dir)-toolchain"; }
+# patches/<toolchain>/, as the base file's toolchain= names it, applied
+# under the series (not part of it).  TOOLCHAIN=1 always applies them,
+# TOOLCHAIN=0 never; by default they go on when the base has no
+# compiler-gccN.h for the gcc that builds it.
+toolchain_dir() {
+	local d
+	d=$(base_conf toolchain)
+	echo "$TOP/patches/${d:-none}"
+}
 gcc_major() { gcc -dumpversion | cut -d. -f1; }
 # old_compiler_headers DIR: DIR has compiler-gcc<N>.h headers, but none
 # for this gcc (bases since 4.2 have only compiler-gcc.h)
@@ -134,8 +170,14 @@ start_dir() {
 }
 
 # A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
-# fs-eventpoll/<base>/mutants/NAME.edit on top of the series
-mutant_dir() { echo "$TOP/fs-eventpoll/$(basename "$(series_dir)")/mutants"; }
+# fs-eventpoll/<dir>/mutants/NAME.edit on top of the series, <dir> as the
+# base file's mutants= says (bases whose ep_disable() reads the same share)
+mutant_dir() {
+	local d
+	d=$(base_conf mutants)
+	[ -n "$d" ] || die "Linux $(base_version) has no mutants (scripts/bases/$(basename "$(series_dir)"): mutants=)"
+	echo "$TOP/fs-eventpoll/$d/mutants"
+}
 
 # The tree to build: the base with the series (and the mutant, if any),
 # keyed by the base commit and their content; UNPATCHED=1 is the tree the
@@ -151,24 +193,41 @@ tree_dir() {
 		[ -z "${MUTANT:-}" ] || cat "$(mutant_dir)"/*; } | digest)${MUTANT:+-$MUTANT}"
 }
 
-# The guest plan for this base: plans/NAME-<base> where the base needs its
-# own (v3.6 has no upstream epoll selftests), else plans/NAME
-plan_file() {
-	local f=$TOP/scripts/plans/$1
-	[ ! -f "$f-$(basename "$(series_dir)")" ] || f=$f-$(basename "$(series_dir)")
-	[ -f "$f" ] || die "no plan '$1' in scripts/plans/"
-	echo "$f"
+# base_lacks TREE: what the series needs of its base that the version does
+# not tell, as the base file's "requires=FILE<tab>TEXT<tab>WHY" lines say:
+# prints the WHY of the first TEXT that TREE's FILE lacks, and fails
+base_lacks() {
+	local file text why
+	while IFS=$'\t' read -r file text why; do
+		grep -qF -- "$text" "$1/$file" 2>/dev/null || { echo "$why"; return 1; }
+	done < <(base_conf requires)
 }
 
-# kconfig_update TREE: the target that fills in a .config's missing
-# symbols with their defaults (olddefconfig; oldnoconfig before 3.7)
-kconfig_update() {
-	if grep -qw olddefconfig "$1/scripts/kconfig/Makefile"; then
-		echo olddefconfig
-	else
-		echo oldnoconfig
-	fi
+# plan_text NAME: scripts/plans/NAME as this base runs it.  A line whose
+# name starts with [FEATURE] is kept only where the base has FEATURE, one
+# with [!FEATURE] only where it has not (the base file's features, and
+# "upstream" where it has upstream epoll selftests); @upstream@ is their
+# number.
+plan_text() {
+	local f=$TOP/scripts/plans/$1
+	[ -f "$f" ] || die "no plan '$1' in scripts/plans/"
+	upstream=$(base_conf upstream) has=" $(base_conf features)$(
+		[ -z "$(base_conf upstream)" ] || echo ' upstream') " awk '
+	match($0, /^\[!?[a-z_]+\] */) {
+		g = substr($0, 2, index($0, "]") - 2)
+		want = g !~ /^!/
+		sub(/^!/, "", g)
+		if ((index(ENVIRON["has"], " " g " ") > 0) != want)
+			next
+		$0 = substr($0, RLENGTH + 1)
+	}
+	{ gsub(/@upstream@/, ENVIRON["upstream"]); print }' "$f"
 }
+
+# kconfig_start, kconfig_update: the Kconfig targets that make the config
+# to start from and that fill in a .config's missing symbols
+kconfig_start() { set -- $(base_conf config); echo "$1"; }
+kconfig_update() { set -- $(base_conf config); echo "$2"; }
 
 # The test kernel's options: the fragments the tests need, each line of
 # which must stick (Kconfig.fragment, then EXTRA_FRAGMENT, a later one
