@@ -45,20 +45,15 @@ test: deps
 	@$(S)/check-host
 	@$(S)/check-model || true
 	@$(S)/check-man
-	@first=1; for b in $(TEST_BASES); do \
+	@for b in $(TEST_BASES); do \
 		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
-			IO_URING_CONTROL=$$first \
 			$(MAKE) --no-print-directory test-base || exit 1; \
-		first=0; \
 	done
 	@$(S)/summary
 
 # What make test checks on one base, its checks named after the base: the
 # series, the kernel with it (and configure's negative control), the guest
-# checks, the base without the series; and, on the first base only
-# (IO_URING_CONTROL=0 leaves it out), the kernel with the series but
-# without io_uring: the skip it proves is the selftest's own, the same on
-# every base, and it costs a whole kernel build
+# checks, the base without the series
 test-base: deps source
 	@$(S)/check-series
 	@if $(S)/apply && $(S)/configure && $(S)/build; then \
@@ -76,7 +71,6 @@ test-base: deps source
 		$(S)/record fail "the base builds without the series"; \
 	fi
 	@UNPATCHED=1 $(S)/check-guest unpatched
-	@[ "$(IO_URING_CONTROL)" = 0 ] || $(S)/check-no-io_uring
 
 # The guest checks of make test on a kernel with KASAN, lockdep and the
 # other debug checkers (Kconfig.debug.fragment); any report on the console
