@@ -31,6 +31,9 @@
  * Before the load, each clause of the op's contract is checked on its own,
  * through epoll_ctl(2) and, for the three answers, through io_uring's
  * IORING_OP_EPOLL_CTL; without io_uring in the kernel those clauses skip.
+ * Two of them take the protocol's paths on purpose: a waiter held after it
+ * was handed the event makes the canceller get EBUSY and deletes the item
+ * itself, and DISABLE racing epoll_wait() must see each side win.
  *
  * Exit status follows kselftest: 0 pass, 1 fail, 4 skip (no
  * EPOLL_CTL_DISABLE in this kernel).
@@ -41,6 +44,7 @@
 #include <limits.h>
 #include <linux/io_uring.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -276,15 +280,20 @@ static void cancel(struct item *it)
 }
 
 /*
- * Does this kernel have EPOLL_CTL_DISABLE? A kernel without it copies an
- * event for op 4 before it looks at the op (EFAULT for a NULL event) and
- * then rejects the op (EINVAL). Anything else is a kernel that claims the
- * op but gets it wrong, which is a failure, not a skip.
+ * Does this kernel have EPOLL_CTL_DISABLE? An armed oneshot item answers 0
+ * where it has. A kernel without it rejects op 4 as an unknown op
+ * (EINVAL), after copying an event for it if it copies one for every op
+ * but EPOLL_CTL_DEL (EFAULT for a NULL event). An unknown op is EINVAL even
+ * for an fd that is not in the set, where the op answers ENOENT: that
+ * tells a kernel that only copies no event for it (the series' first
+ * patch alone) from one that has the op but refuses an armed item.
+ * Anything else is a kernel that claims the op but gets it wrong, which is
+ * a failure, not a skip.
  */
 static int probe(char *why, size_t len)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	int ep, sv[2], ret = KSFT_FAIL;
+	int ep, sv[2], err, ret = KSFT_FAIL;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
 		snprintf(why, len, "socketpair: %s", strerror(errno));
@@ -297,9 +306,20 @@ static int probe(char *why, size_t len)
 	}
 	if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], NULL)) {
 		ret = KSFT_PASS;
+	} else if (errno == EINVAL) {
+		err = epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[1], NULL) ? errno : 0;
+		if (err == EINVAL) {
+			snprintf(why, len,
+				 "EPOLL_CTL_DISABLE not supported by this kernel (an unknown op, read without an event)");
+			ret = KSFT_SKIP;
+		} else {
+			snprintf(why, len,
+				 "op 4: EINVAL for an armed item, %s for an fd not in the set",
+				 err ? strerror(err) : "0");
+		}
 	} else if (errno != EFAULT) {
 		snprintf(why, len,
-			 "op 4 with a NULL event: %s, expected 0 or EFAULT",
+			 "op 4 with a NULL event: %s, expected 0, EINVAL or EFAULT",
 			 strerror(errno));
 	} else if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], &ev)) {
 		snprintf(why, len,
@@ -587,6 +607,83 @@ static const char *delivered_body(struct fixture *f)
 }
 
 /*
+ * The protocol's EBUSY path, taken in every run: a waiter is handed the
+ * item's event and held before it takes the item's lock; the canceller
+ * takes the lock, marks the item "stop", gets EBUSY and lets go; the
+ * waiter, released, finds the mark and deletes the item, exactly once. A
+ * kernel that answered 0 here would have the canceller delete, and free,
+ * the item under the waiter.
+ */
+static struct {
+	pthread_barrier_t handed, release;
+	pthread_mutex_t lock;
+	struct fixture *f;
+	bool stop;
+	int got, deletions, del_err;
+} handoff;
+
+static void *handoff_waiter(void *arg)
+{
+	struct epoll_event ev;
+
+	(void)arg;
+	handoff.got = epoll_wait(handoff.f->ep, &ev, 1, 5000);
+	pthread_barrier_wait(&handoff.handed);
+	pthread_barrier_wait(&handoff.release);
+	pthread_mutex_lock(&handoff.lock);
+	if (handoff.stop) {
+		handoff.del_err = ctl_err(handoff.f->ep, EPOLL_CTL_DEL,
+					  handoff.f->sv[0]);
+		handoff.deletions++;
+	}
+	pthread_mutex_unlock(&handoff.lock);
+	return NULL;
+}
+
+static const char *handoff_body(struct fixture *f)
+{
+	pthread_t t;
+	int err;
+
+	handoff.f = f;
+	handoff.stop = false;
+	handoff.got = 0;
+	handoff.deletions = 0;
+	handoff.del_err = 0;
+	if (!put_byte(f->sv[1]))
+		return "write failed";
+	pthread_mutex_init(&handoff.lock, NULL);
+	pthread_barrier_init(&handoff.handed, NULL, 2);
+	pthread_barrier_init(&handoff.release, NULL, 2);
+	if (pthread_create(&t, NULL, handoff_waiter, NULL))
+		return "pthread_create failed";
+
+	pthread_barrier_wait(&handoff.handed);
+	pthread_mutex_lock(&handoff.lock);
+	handoff.stop = true;
+	err = disable_fd(f->ep, f->sv[0]);
+	pthread_mutex_unlock(&handoff.lock);
+	pthread_barrier_wait(&handoff.release);
+
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&handoff.handed);
+	pthread_barrier_destroy(&handoff.release);
+	pthread_mutex_destroy(&handoff.lock);
+	if (handoff.got != 1)
+		return "the waiter was not handed the event";
+	if (!expect(err, EBUSY, "DISABLE while a waiter holds the event"))
+		return why_buf;
+	if (handoff.deletions != 1)
+		return "the waiter did not delete the item";
+	if (!expect(handoff.del_err, 0, "the waiter's EPOLL_CTL_DEL"))
+		return why_buf;
+	if (!expect(disable_fd(f->ep, f->sv[0]), ENOENT,
+		    "DISABLE after the waiter's delete"))
+		return why_buf;
+	return NULL;
+}
+
+/*
  * A disabled item looks like a delivered one: its event bits are clear. So
  * a second DISABLE answers EBUSY, which is right: the first caller already
  * owns the deletion, and a second must not delete (and free) it again.
@@ -787,13 +884,17 @@ out:
 
 /*
  * DISABLE against an epoll_wait() that collects the same ready item: in
- * every round exactly one of them gets it.
+ * every round exactly one of them gets it, and over the rounds each side
+ * gets it first some of the time. Where the two really run in parallel
+ * either can win any round; every fourth round one side yields first, so
+ * that a single CPU sees both orders too.
  */
 #define RACE_ROUNDS	2000
 
 static struct {
 	pthread_barrier_t go, done;
 	int ep;
+	int round;
 	int got;
 	bool quit;
 } race;
@@ -805,6 +906,8 @@ static void *race_collector(void *arg)
 		pthread_barrier_wait(&race.go);
 		if (race.quit)
 			return NULL;
+		if (race.round % 4 == 3)
+			sched_yield();
 		race.got = collect(race.ep);
 		pthread_barrier_wait(&race.done);
 	}
@@ -813,6 +916,7 @@ static void *race_collector(void *arg)
 static const char *race_body(struct fixture *f)
 {
 	int round, err, both = 0, neither = 0, other = 0;
+	int disable_won = 0, wait_won = 0;
 	pthread_t t;
 
 	race.ep = f->ep;
@@ -829,7 +933,10 @@ static const char *race_body(struct fixture *f)
 			other++;
 			break;
 		}
+		race.round = round;
 		pthread_barrier_wait(&race.go);
+		if (round % 4 == 1)
+			sched_yield();
 		err = disable_fd(f->ep, f->sv[0]);
 		pthread_barrier_wait(&race.done);
 		if (err && err != EBUSY)
@@ -838,16 +945,22 @@ static const char *race_body(struct fixture *f)
 			both++;
 		else if (err == EBUSY && race.got == 0)
 			neither++;
+		else if (!err)
+			disable_won++;
+		else
+			wait_won++;
 	}
 	race.quit = true;
 	pthread_barrier_wait(&race.go);
 	pthread_join(t, NULL);
 	pthread_barrier_destroy(&race.go);
 	pthread_barrier_destroy(&race.done);
-	if (both || neither || other) {
+	printf("# race: %d rounds, DISABLE first %d, epoll_wait first %d\n",
+	       round, disable_won, wait_won);
+	if (both || neither || other || !disable_won || !wait_won) {
 		snprintf(why_buf, sizeof(why_buf),
-			 "%d rounds: %d both got it, %d neither, %d errors",
-			 round, both, neither, other);
+			 "%d rounds: %d both got it, %d neither, %d errors, DISABLE first %d, epoll_wait first %d",
+			 round, both, neither, other, disable_won, wait_won);
 		return why_buf;
 	}
 	return NULL;
@@ -1027,6 +1140,8 @@ static const struct clause {
 	  ONESHOT, ready_body },
 	{ "delivered item: DISABLE returns EBUSY",
 	  ONESHOT, delivered_body },
+	{ "waiter holds the event: canceller gets EBUSY, waiter deletes",
+	  ONESHOT, handoff_body },
 	{ "second DISABLE returns EBUSY",
 	  ONESHOT, twice_body },
 	{ "EPOLLET armed item: DISABLE returns 0",
