@@ -31,8 +31,14 @@
  * finds out which kernel this is. A file the churner owns may be closed at
  * any moment, so for it the outcomes of a closed fd are allowed as well.
  *
- * "-x" drops EBADF from what is allowed, so that the run must fail: the
- * checker can fail.
+ * Then a sequential phase checks every answer, and what epoll_wait()
+ * reports after it, against a model of each item's state (see
+ * sequential()): where the fuzz can only tell an errno the contract
+ * allows from one it does not, the model tells the right answer from a
+ * wrong one, such as 0 from DISABLE for an item whose event was handed out.
+ *
+ * Negative controls: "-b" drops EBADF from what the fuzz allows, and "-x"
+ * gives the sequential phase a wrong model; either run must fail.
  *
  * Exit status follows kselftest: 0 pass, 1 fail.
  */
@@ -40,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -96,6 +103,7 @@ static struct {
 	unsigned int seed;
 	int timeout;
 	bool narrow;
+	bool wrong_model;
 } opt = {
 	.ops = 200000,
 	.threads = 4,
@@ -903,6 +911,341 @@ static void disable_coverage(const unsigned long *n)
 	       n[EINVAL], n[ENOENT]);
 }
 
+/*
+ * The sequential phase: one thread, an epoll set of its own and a few
+ * eventfds, random ops on them, and after each op its answer, and what
+ * epoll_wait() and poll() on the set report, compared with a model of
+ * every item.  An eventfd is readable while its count is not 0 and each
+ * write wakes its waiters with EPOLLIN, so readiness and edges are the
+ * phase's own to decide.
+ *
+ * In the model an item is armed from ADD or MOD until epoll_wait() hands
+ * out its event (EPOLLONESHOT) or DISABLE answers 0.  epoll_wait() and
+ * poll() report it if it is armed for EPOLLIN and readable and, with
+ * EPOLLET, queued: a write while it is armed, or ADD or MOD while it is
+ * readable, queues it; its delivery, DISABLE and a read that empties the
+ * eventfd unqueue it.  DISABLE answers ENOENT for a file not in the set,
+ * EINVAL without EPOLLONESHOT, 0 if armed and EBUSY if not; without the
+ * op, what an unknown op answers.  The first difference ends the phase.
+ *
+ * "-x" hands the model a wrong kernel, one that leaves a oneshot item
+ * armed when it delivers its event: the phase must fail.
+ */
+#define SEQ_ITEMS	4
+#define SEQ_OPS		20000
+
+enum {
+	Q_ADD, Q_MOD, Q_DEL, Q_DISABLE, Q_WRITE, Q_READ, Q_WAIT, Q_POLL,
+	NR_SEQ_OPS
+};
+
+/* The states DISABLE finds an item in, for the coverage check */
+enum {
+	ST_ABSENT, ST_NOT_ONESHOT, ST_IDLE, ST_READY, ST_DELIVERED,
+	ST_DISABLED, NR_STATES
+};
+
+static const char *const state_name[NR_STATES] = {
+	"not in the set", "not oneshot", "armed, idle", "armed, ready",
+	"delivered", "disabled",
+};
+
+struct seq_item {
+	int fd;
+	unsigned int events;
+	bool added, armed, queued, readable, delivered;
+};
+
+static struct {
+	int ep;
+	struct seq_item item[SEQ_ITEMS];
+	unsigned long ops, reports;
+	unsigned long disable[NR_STATES];
+	int answer[NR_STATES];		/* DISABLE's answer in each state */
+	char diff[320];
+} seq;
+
+static bool seq_reported(const struct seq_item *it)
+{
+	return it->added && it->armed && (it->events & EPOLLIN) &&
+	       it->readable && (!(it->events & EPOLLET) || it->queued);
+}
+
+static int seq_state(const struct seq_item *it)
+{
+	if (!it->added)
+		return ST_ABSENT;
+	if (!(it->events & EPOLLONESHOT))
+		return ST_NOT_ONESHOT;
+	if (it->armed)
+		return seq_reported(it) ? ST_READY : ST_IDLE;
+	return it->delivered ? ST_DELIVERED : ST_DISABLED;
+}
+
+static void seq_arm(struct seq_item *it, unsigned int events)
+{
+	it->events = events;
+	it->armed = true;
+	it->delivered = false;
+	it->queued = it->readable && (events & EPOLLIN);
+}
+
+/*
+ * What DISABLE answers for @it, 0 or a negative errno; it then disarms
+ * the item if it answers 0
+ */
+static int seq_disable(struct seq_item *it)
+{
+	if (!has_disable)
+		return unknown_reads_event ? -EFAULT : -EINVAL;
+	if (!it->added)
+		return -ENOENT;
+	if (!(it->events & EPOLLONESHOT))
+		return -EINVAL;
+	if (!it->armed)
+		return -EBUSY;
+	it->armed = false;
+	it->queued = false;
+	return 0;
+}
+
+/* epoll_ctl() on the phase's set: 0 or a negative errno */
+static int seq_ctl(int op, const struct seq_item *it, unsigned int events)
+{
+	struct epoll_event ev = {
+		.events = events,
+		.data.u64 = DATA(it - seq.item),
+	};
+	bool with_event = op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD;
+
+	return epoll_ctl(seq.ep, op, it->fd, with_event ? &ev : NULL) ?
+	       -errno : 0;
+}
+
+static void seq_item_str(const struct seq_item *it, char *buf, size_t len)
+{
+	snprintf(buf, len, "item %d (%s%s%s%s%s%s)", (int)(it - seq.item),
+		 !it->added ? "not in the set" :
+		 it->events & EPOLLONESHOT ? "oneshot" : "not oneshot",
+		 it->added && (it->events & EPOLLET) ? ", ET" : "",
+		 it->added && !(it->events & EPOLLIN) ? ", no EPOLLIN" : "",
+		 !it->added ? "" : it->armed ? ", armed" :
+		 it->delivered ? ", delivered" : ", disabled",
+		 it->added && it->queued ? ", queued" : "",
+		 it->readable ? ", readable" : "");
+}
+
+static bool seq_differs(const char *what, const struct seq_item *it,
+			int got, int want)
+{
+	char item[120], g[20], w[20];
+
+	if (got == want)
+		return false;
+	seq_item_str(it, item, sizeof(item));
+	snprintf(seq.diff, sizeof(seq.diff),
+		 "op %lu, %s on %s: got %s, the model says %s", seq.ops, what,
+		 item, err_name(-got, g, sizeof(g)),
+		 err_name(-want, w, sizeof(w)));
+	return true;
+}
+
+/* epoll_wait() with no timeout: exactly the items the model reports */
+static bool seq_wait(void)
+{
+	struct epoll_event evs[SEQ_ITEMS + 1];
+	unsigned int want = 0, got = 0;
+	struct seq_item *it;
+	int i, n;
+
+	for (i = 0; i < SEQ_ITEMS; i++)
+		want |= seq_reported(&seq.item[i]) << i;
+	n = epoll_wait(seq.ep, evs, ARRAY_SIZE(evs), 0);
+	if (n < 0) {
+		snprintf(seq.diff, sizeof(seq.diff), "op %lu, epoll_wait: %s",
+			 seq.ops, strerror(errno));
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		if (evs[i].data.u64 >> 32 != DATA_TAG ||
+		    (evs[i].data.u64 & 0xffffffffU) >= SEQ_ITEMS ||
+		    evs[i].events != EPOLLIN)
+			break;
+		got |= 1U << (evs[i].data.u64 & 0xffffffffU);
+	}
+	if (i < n || got != want || n != __builtin_popcount(want)) {
+		snprintf(seq.diff, sizeof(seq.diff),
+			 "op %lu, epoll_wait: %d events, items %#x (last %#x, data %#llx); the model says items %#x",
+			 seq.ops, n, got, n ? evs[n - 1].events : 0,
+			 n ? (unsigned long long)evs[n - 1].data.u64 : 0ULL,
+			 want);
+		return false;
+	}
+	seq.reports += n;
+	for (i = 0; i < SEQ_ITEMS; i++) {
+		it = &seq.item[i];
+		if (!(got & 1U << i))
+			continue;
+		if (it->events & EPOLLET)
+			it->queued = false;
+		if ((it->events & EPOLLONESHOT) && !opt.wrong_model) {
+			it->armed = false;
+			it->delivered = true;
+		}
+	}
+	return true;
+}
+
+/* poll() on the set: readable exactly when the model reports an item */
+static bool seq_poll(void)
+{
+	struct pollfd pfd = { .fd = seq.ep, .events = POLLIN };
+	bool want = false;
+	int i, n;
+
+	for (i = 0; i < SEQ_ITEMS; i++)
+		want = want || seq_reported(&seq.item[i]);
+	n = poll(&pfd, 1, 0);
+	if (n < 0 || !!n != want) {
+		snprintf(seq.diff, sizeof(seq.diff),
+			 "op %lu, poll on the set: %s, the model says %s",
+			 seq.ops, n < 0 ? strerror(errno) :
+			 n ? "readable" : "not readable",
+			 want ? "readable" : "not readable");
+		return false;
+	}
+	return true;
+}
+
+static unsigned int seq_events(struct thread *th)
+{
+	static const unsigned int events[] = {
+		EPOLLIN, EPOLLIN | EPOLLET, EPOLLIN | EPOLLONESHOT,
+		EPOLLIN | EPOLLONESHOT | EPOLLET, EPOLLONESHOT,
+	};
+
+	return events[below(th, ARRAY_SIZE(events))];
+}
+
+/* One random op, checked; false at the first difference */
+static bool seq_step(struct thread *th)
+{
+	struct seq_item *it = &seq.item[below(th, SEQ_ITEMS)];
+	unsigned int events;
+	eventfd_t v;
+	int want, got, state;
+
+	seq.ops++;
+	switch (below(th, NR_SEQ_OPS)) {
+	case Q_ADD:
+		events = seq_events(th);
+		want = it->added ? -EEXIST : 0;
+		got = seq_ctl(EPOLL_CTL_ADD, it, events);
+		if (seq_differs("ADD", it, got, want))
+			return false;
+		if (!got) {
+			it->added = true;
+			seq_arm(it, events);
+		}
+		return true;
+	case Q_MOD:
+		events = seq_events(th);
+		want = it->added ? 0 : -ENOENT;
+		got = seq_ctl(EPOLL_CTL_MOD, it, events);
+		if (seq_differs("MOD", it, got, want))
+			return false;
+		if (!got)
+			seq_arm(it, events);
+		return true;
+	case Q_DEL:
+		want = it->added ? 0 : -ENOENT;
+		got = seq_ctl(EPOLL_CTL_DEL, it, 0);
+		if (seq_differs("DEL", it, got, want))
+			return false;
+		it->added = false;
+		return true;
+	case Q_DISABLE:
+		state = seq_state(it);
+		got = seq_ctl(EPOLL_CTL_DISABLE, it, 0);
+		if (seq_differs("DISABLE", it, got, seq_disable(it)))
+			return false;
+		seq.disable[state]++;
+		seq.answer[state] = got;
+		return true;
+	case Q_WRITE:
+		if (eventfd_write(it->fd, 1)) {
+			seq_differs("write", it, -errno, 0);
+			return false;
+		}
+		it->readable = true;
+		if (it->added && it->armed && (it->events & EPOLLIN))
+			it->queued = true;
+		return true;
+	case Q_READ:
+		if (eventfd_read(it->fd, &v) && errno != EAGAIN) {
+			seq_differs("read", it, -errno, 0);
+			return false;
+		}
+		it->readable = false;
+		it->queued = false;
+		return true;
+	case Q_WAIT:
+		return seq_wait();
+	}
+	return seq_poll();
+}
+
+/* Run the phase; NULL if the kernel did what the model said throughout */
+static const char *sequential(void)
+{
+	struct thread th;
+	const char *why = NULL;
+	int i;
+
+	seed_thread(&th, 300);
+	seq.ep = epoll_create1(0);
+	if (seq.ep < 0)
+		return "epoll_create1 failed";
+	for (i = 0; i < SEQ_ITEMS; i++) {
+		seq.item[i].fd = eventfd(0, EFD_NONBLOCK);
+		if (seq.item[i].fd < 0)
+			return "eventfd failed";
+	}
+	while (seq.ops < SEQ_OPS && !why)
+		if (!seq_step(&th))
+			why = seq.diff;
+	for (i = 0; i < SEQ_ITEMS; i++)
+		close(seq.item[i].fd);
+	close(seq.ep);
+	return why;
+}
+
+/* Did the phase ask DISABLE in every state, and get the right answer? */
+static void sequential_coverage(void)
+{
+	const char *name = "sequential: DISABLE asked in every state";
+	char line[400], e[20];
+	size_t n = 0;
+	bool all = true;
+	int s;
+
+	for (s = 0; s < NR_STATES; s++) {
+		all = all && seq.disable[s];
+		n += snprintf(line + n, sizeof(line) - n, "%s%s %lu (%s)",
+			      s ? ", " : "", state_name[s], seq.disable[s],
+			      seq.disable[s] ?
+			      err_name(-seq.answer[s], e, sizeof(e)) : "-");
+	}
+	printf("# sequential: %lu ops, %lu events reported; DISABLE: %s\n",
+	       seq.ops, seq.reports, line);
+	if (!has_disable) {
+		printf("ok %d %s # SKIP kernel without EPOLL_CTL_DISABLE\n",
+		       ++test_no, name);
+		return;
+	}
+	result(all, "%s", name);
+}
+
 static int start(struct thread *th, unsigned int n, void *(*fn)(void *))
 {
 	seed_thread(th, n);
@@ -958,15 +1301,17 @@ static void print_usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-n ops] [-t threads] [-w waiters] [-S seed]\n"
-		"          [-T timeout] [-x]\n"
+		"          [-T timeout] [-b] [-x]\n"
 		"  -n  epoll_ctl() calls in all (default %lu)\n"
 		"  -t  fuzzer threads (default %d, at most %d)\n"
 		"  -w  epoll_wait() threads (default %d, at most %d)\n"
 		"  -S  seed (default %u)\n"
 		"  -T  seconds the fuzzers may take before they count as hung\n"
 		"      (default %d)\n"
-		"  -x  negative control: do not allow EBADF, so the run must\n"
-		"      fail\n",
+		"  -b  negative control: do not allow EBADF, so the run must\n"
+		"      fail\n"
+		"  -x  negative control: the sequential phase's model forgets\n"
+		"      that delivery disarms a oneshot item, so it must fail\n",
 		prog, opt.ops, opt.threads, MAX_THREADS, opt.waiters,
 		MAX_THREADS, opt.seed, opt.timeout);
 	exit(KSFT_FAIL);
@@ -988,7 +1333,7 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "n:t:w:S:T:xh")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:w:S:T:bxh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.ops = number(optarg, 1, LONG_MAX, argv[0]);
@@ -1005,8 +1350,11 @@ static void parse(int argc, char **argv)
 		case 'T':
 			opt.timeout = number(optarg, 1, 86400, argv[0]);
 			break;
-		case 'x':
+		case 'b':
 			opt.narrow = true;
+			break;
+		case 'x':
+			opt.wrong_model = true;
 			break;
 		default:
 			print_usage(argv[0]);
@@ -1033,9 +1381,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	printf("TAP version 13\n");
-	printf("# %lu ops, %d fuzzers, %d waiters, seed %u, timeout %d s%s\n",
+	printf("# %lu ops, %d fuzzers, %d waiters, seed %u, timeout %d s%s%s\n",
 	       opt.ops, opt.threads, opt.waiters, opt.seed, opt.timeout,
-	       opt.narrow ? ", -x: EBADF not allowed (must fail)" : "");
+	       opt.narrow ? ", -b: EBADF not allowed (must fail)" : "",
+	       opt.wrong_model ? ", -x: a wrong model (must fail)" : "");
 
 	why = setup();
 	if (why) {
@@ -1043,7 +1392,7 @@ int main(int argc, char **argv)
 		return KSFT_FAIL;
 	}
 	print_probe();
-	printf("1..5\n");
+	printf("1..7\n");
 
 	fuzzers = calloc(opt.threads, sizeof(*fuzzers));
 	waiters = calloc(opt.waiters ? opt.waiters : 1, sizeof(*waiters));
@@ -1149,6 +1498,12 @@ int main(int argc, char **argv)
 	result(ran, "every op ran (%lu of %lu; ADD, MOD and DEL succeeded)",
 	       done, opt.ops);
 	disable_coverage(count[C_DISABLE]);
+
+	why = sequential();
+	if (why)
+		printf("# sequential: %s\n", why);
+	result(!why, "sequential: every answer and report as the model says");
+	sequential_coverage();
 	printf("# Totals: pass:%d fail:%d\n", test_no - failed, failed);
 
 	alarm(0);
