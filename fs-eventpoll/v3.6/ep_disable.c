@@ -20,8 +20,9 @@
  *    off the ready list if an earlier wakeup did. Return 0: nobody will be
  *    handed this item until EPOLL_CTL_MOD arms it again.
  *
- *  - bits clear: a caller owns the event. Return -EBUSY and leave the item
- *    alone; that caller decides when it may go. A wakeup that came during the
+ *  - bits clear: a caller holds the event, or the item is disabled
+ *    already. Return -EBUSY and leave the item alone; the caller that
+ *    holds the event decides when it may go. A wakeup that came during the
  *    scan which delivered the event may have put the item back on the ready
  *    list; the next scan drops it, finding no event it is armed for.
  *

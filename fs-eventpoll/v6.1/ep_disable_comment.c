@@ -17,8 +17,9 @@
  *    off the ready list if an earlier wakeup did. Return 0: nobody will be
  *    handed this item until EPOLL_CTL_MOD arms it again.
  *
- *  - bits clear: a caller owns the event. Return -EBUSY and leave the item
- *    alone; that caller decides when it may go.
+ *  - bits clear: a caller holds the event, or the item is disabled
+ *    already. Return -EBUSY and leave the item alone; the caller that
+ *    holds the event decides when it may go.
  *
  * An item without EPOLLONESHOT is armed again by every delivery, so it can
  * never be known to be idle: refuse it with -EINVAL.
