@@ -990,11 +990,8 @@ static void seq_arm(struct seq_item *it, unsigned int events)
 	it->queued = it->readable && (events & EPOLLIN);
 }
 
-/*
- * What DISABLE answers for @it, 0 or a negative errno; it then disarms
- * the item if it answers 0
- */
-static int seq_disable(struct seq_item *it)
+/* What DISABLE answers for @it: 0 (it disarms the item) or -errno */
+static int seq_disable(const struct seq_item *it)
 {
 	if (!has_disable)
 		return unknown_reads_event ? -EFAULT : -EINVAL;
@@ -1002,11 +999,7 @@ static int seq_disable(struct seq_item *it)
 		return -ENOENT;
 	if (!(it->events & EPOLLONESHOT))
 		return -EINVAL;
-	if (!it->armed)
-		return -EBUSY;
-	it->armed = false;
-	it->queued = false;
-	return 0;
+	return it->armed ? 0 : -EBUSY;
 }
 
 /* epoll_ctl() on the phase's set: 0 or a negative errno */
@@ -1169,6 +1162,10 @@ static bool seq_step(struct thread *th)
 		got = seq_ctl(EPOLL_CTL_DISABLE, it, 0);
 		if (seq_differs("DISABLE", it, got, seq_disable(it)))
 			return false;
+		if (!got) {
+			it->armed = false;
+			it->queued = false;
+		}
 		seq.disable[state]++;
 		seq.answer[state] = got;
 		return true;
