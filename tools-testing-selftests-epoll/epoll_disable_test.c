@@ -886,10 +886,13 @@ out:
  * DISABLE against an epoll_wait() that collects the same ready item: in
  * every round exactly one of them gets it, and over the rounds each side
  * gets it first some of the time. Where the two really run in parallel
- * either can win any round; every fourth round one side yields first, so
- * that a single CPU sees both orders too.
+ * either can win any round, but nothing makes a given CPU pair, or one
+ * CPU, take both orders: in one round of four one side sleeps for a
+ * millisecond first, the collector in one, DISABLE in the next, so that
+ * each order is taken in some rounds whatever the scheduler does.
  */
 #define RACE_ROUNDS	2000
+#define RACE_HOLD_US	1000
 
 static struct {
 	pthread_barrier_t go, done;
@@ -906,8 +909,8 @@ static void *race_collector(void *arg)
 		pthread_barrier_wait(&race.go);
 		if (race.quit)
 			return NULL;
-		if (race.round % 4 == 3)
-			sched_yield();
+		if (race.round % 8 == 3)
+			sleep_us(RACE_HOLD_US);
 		race.got = collect(race.ep);
 		pthread_barrier_wait(&race.done);
 	}
@@ -935,8 +938,8 @@ static const char *race_body(struct fixture *f)
 		}
 		race.round = round;
 		pthread_barrier_wait(&race.go);
-		if (round % 4 == 1)
-			sched_yield();
+		if (round % 8 == 7)
+			sleep_us(RACE_HOLD_US);
 		err = disable_fd(f->ep, f->sv[0]);
 		pthread_barrier_wait(&race.done);
 		if (err && err != EBUSY)
