@@ -88,13 +88,14 @@ test-debug: deps source
 	@EXPECT_SPLAT=1 $(S)/check-guest warn
 	@$(S)/summary
 
-# The selftest N times in a row in one boot, for each -smp count in SMP
+# N rounds in one boot (the selftest, and the naive control), for each
+# -smp count in SMP
 soak: build
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
 	@for smp in $(or $(SMP),1 2 4); do \
 		SMP=$$smp LABEL="-smp $$smp" GUEST_ENV="soak=$(or $(N),100)" \
-		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),100) * 30 + 300 ))) \
+		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),100) * 60 + 300 ))) \
 			$(S)/check-guest soak; \
 	done
 	@$(S)/summary

@@ -7,9 +7,12 @@
  * Readers block in epoll_wait() on one set of AF_UNIX socketpairs, all
  * EPOLLIN | EPOLLONESHOT (every other one also EPOLLET); a writer writes
  * to them round-robin. Each item has a mutex, a stop flag and a count of
- * its deletions. The main thread lets the load run, checks that every byte
- * written has been reported to a reader, then deletes every item while the
- * writer keeps writing:
+ * its deletions. During the load, as a server closes connections while it
+ * serves others, four deleters each pick an item, make it ready, delete it
+ * and add a new item on the file numbers just freed. Then the main thread
+ * checks that every byte written reached a reader or was left in a deleted
+ * item, and deletes every item left while the writer keeps writing. Each
+ * deletion goes:
  *
  *   lock item; stop = 1;
  *   EPOLL_CTL_DISABLE == 0      -> nobody was handed the event: delete now
@@ -21,12 +24,13 @@
  * are gone, so that a reader that touches an item after its deletion (a
  * use-after-free in a real program) is counted instead of crashing.
  *
- * The test passes if every item was deleted exactly once, no item was
- * touched after its deletion and no data was lost. "-m naive" deletes the
- * way one must without the op (EPOLL_CTL_DEL under the item lock); with
- * "-d" widening the window between epoll_wait() returning and the reader
- * taking the item lock, that protocol must be caught. "-f" breaks the
- * readers on purpose to show that the other checks can fail too.
+ * The test passes if every item was deleted exactly once, no item was touched
+ * after its deletion, no data was lost, and EBUSY was answered, each time
+ * followed by the owner's delete. "-m naive" deletes the way one must without
+ * the op (EPOLL_CTL_DEL under the item lock); with "-d" widening the window
+ * between epoll_wait() returning and the reader taking the item lock, that
+ * protocol must be caught. "-f" breaks the readers on purpose to show that the
+ * other checks can fail too.
  *
  * Before the load, each clause of the op's contract is checked on its own,
  * through epoll_ctl(2) and, for the three answers, through io_uring's
@@ -85,6 +89,9 @@
 #define SETTLE_MS	(5000 + opt.items)
 /* The deletions are spread over this long, so that each meets the load */
 #define CANCEL_MS	1000
+/* Threads that delete and re-create items during the load, and their pace */
+#define DELETERS	4
+#define DELETE_EVERY_US	2000
 
 enum protocol { PROTO_DISABLE, PROTO_NAIVE };
 enum fault { FAULT_NONE, FAULT_REARM, FAULT_DELETE };
@@ -93,9 +100,10 @@ struct item {
 	pthread_mutex_t lock;
 	int fd[2];		/* fd[0] is watched; the writer uses fd[1] */
 	unsigned int tag;	/* ITEM_LIVE, or ITEM_POISON once deleted */
-	bool stop;		/* the main thread wants this item gone */
+	bool stop;		/* a deleter wants this item gone */
 	unsigned int events;	/* mask the item is (re-)armed with */
 	int deletions;
+	struct item *next;	/* every item ever made, for the final count */
 };
 
 static struct {
@@ -117,7 +125,22 @@ static struct {
 };
 
 static int epfd, quitfd;
-static struct item *items;
+/* Each slot's current item; deleted items stay on all_items, poisoned */
+static struct item **slots;
+static struct item *all_items;
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool deleters_quit;
+static atomic_ulong recreated, bytes_closed;
+
+static struct item *slot_get(int i)
+{
+	return __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+}
+
+static void slot_set(int i, struct item *it)
+{
+	__atomic_store_n(&slots[i], it, __ATOMIC_RELEASE);
+}
 
 static atomic_bool writer_pause, writer_paused, writer_quit;
 static atomic_ulong bytes_written, bytes_read, events_handled;
@@ -234,6 +257,15 @@ static void *reader(void *arg)
 	}
 }
 
+/* Called with it->lock held: one byte for the item's reader */
+static void put(struct item *it, char c)
+{
+	if (write(it->fd[1], &c, 1) == 1)
+		atomic_fetch_add(&bytes_written, 1);
+	else if (errno != EAGAIN)
+		error_at("write of fd %d: %s", it->fd[1], strerror(errno));
+}
+
 static void *writer(void *arg)
 {
 	unsigned long i;
@@ -248,22 +280,23 @@ static void *writer(void *arg)
 			continue;
 		}
 		atomic_store(&writer_paused, false);
-		it = &items[i % opt.items];
-		if (write(it->fd[1], &c, 1) == 1)
-			atomic_fetch_add(&bytes_written, 1);
-		else if (errno != EAGAIN)
-			error_at("write of fd %d: %s", it->fd[1],
-				 strerror(errno));
+		it = slot_get(i % opt.items);
+		pthread_mutex_lock(&it->lock);
+		if (it->tag == ITEM_LIVE)
+			put(it, c);
+		pthread_mutex_unlock(&it->lock);
 		if (i % opt.items == 0)
 			sched_yield();
 	}
 	return NULL;
 }
 
-/* Delete one item from the main thread, by the chosen protocol. */
-static void cancel(struct item *it)
+/*
+ * Delete one item that this thread was not handed, by the chosen protocol.
+ * Called with it->lock held.
+ */
+static void cancel_locked(struct item *it)
 {
-	pthread_mutex_lock(&it->lock);
 	it->stop = true;
 	if (opt.protocol == PROTO_NAIVE) {
 		item_delete(it);
@@ -276,6 +309,12 @@ static void cancel(struct item *it)
 		error_at("EPOLL_CTL_DISABLE of fd %d: %s", it->fd[0],
 			 strerror(errno));
 	}
+}
+
+static void cancel(struct item *it)
+{
+	pthread_mutex_lock(&it->lock);
+	cancel_locked(it);
 	pthread_mutex_unlock(&it->lock);
 }
 
@@ -357,6 +396,108 @@ static void raise_nofile(void)
 	}
 }
 
+/* A new item for slot @i, in the set, armed; NULL with errno set if not */
+static struct item *item_new(int i)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (!it)
+		return NULL;
+	pthread_mutex_init(&it->lock, NULL);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       0, it->fd)) {
+		free(it);
+		return NULL;
+	}
+	it->tag = ITEM_LIVE;
+	it->events = EPOLLIN | EPOLLONESHOT | (i % 2 ? EPOLLET : 0);
+	pthread_mutex_lock(&all_lock);
+	it->next = all_items;
+	all_items = it;
+	pthread_mutex_unlock(&all_lock);
+	if (item_arm(it, EPOLL_CTL_ADD))
+		return NULL;	/* stays on all_items: counted as never deleted */
+	return it;
+}
+
+/*
+ * Wait until @it, which a deleter cancelled, is deleted: at once if
+ * DISABLE said 0, or by the reader that holds its event. Then close its
+ * socketpair, counting the bytes left in it, so that the numbers can be
+ * reused by the next item. False if it is still there after SETTLE_MS.
+ */
+static bool item_retire(struct item *it)
+{
+	long deadline = now_ms() + SETTLE_MS;
+	int pending = 0;
+	bool gone;
+
+	for (;;) {
+		pthread_mutex_lock(&it->lock);
+		gone = it->deletions;
+		if (gone) {
+			if (!ioctl(it->fd[0], FIONREAD, &pending))
+				atomic_fetch_add(&bytes_closed, pending);
+			close(it->fd[0]);
+			close(it->fd[1]);
+			it->fd[0] = -1;
+			it->fd[1] = -1;
+		}
+		pthread_mutex_unlock(&it->lock);
+		if (gone)
+			return true;
+		if (now_ms() > deadline)
+			return false;
+		sleep_us(100);
+	}
+}
+
+/*
+ * A deleter, as a server closes connections while it serves others: every
+ * DELETE_EVERY_US it picks one of its slots, makes the item ready (a
+ * connection that just got data), cancels it, waits until it is deleted,
+ * and puts a new item in the slot, on the file numbers just freed. Every
+ * other time the data comes while the deleter holds the item lock, so
+ * that a reader handed the event waits for the lock right then, whatever
+ * the number of CPUs: the moment DISABLE answers EBUSY for.
+ */
+static void *deleter(void *arg)
+{
+	int id = (int)(long)arg;
+	/* This deleter's slots: id, id + DELETERS, id + 2 * DELETERS, ... */
+	int mine = (opt.items - id + DELETERS - 1) / DELETERS;
+	unsigned int seed = opt.seed * DELETERS + id;
+	struct item *it;
+	int i;
+
+	while (mine > 0 && !atomic_load(&deleters_quit)) {
+		i = id + DELETERS * (rand_r(&seed) % mine);
+		it = slot_get(i);
+		pthread_mutex_lock(&it->lock);
+		put(it, 'y');
+		if (rand_r(&seed) % 2) {
+			pthread_mutex_unlock(&it->lock);
+			sched_yield();
+			pthread_mutex_lock(&it->lock);
+		} else {
+			sched_yield();
+		}
+		cancel_locked(it);
+		pthread_mutex_unlock(&it->lock);
+		if (!item_retire(it))
+			return NULL;	/* never deleted: the final count says so */
+		it = item_new(i);
+		if (!it) {
+			error_at("re-creating item %d: %s", i, strerror(errno));
+			return NULL;
+		}
+		slot_set(i, it);
+		atomic_fetch_add(&recreated, 1);
+		sleep_us(DELETE_EVERY_US);
+	}
+	return NULL;
+}
+
 static int setup(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -373,19 +514,14 @@ static int setup(void)
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, quitfd, &ev))
 		return -1;
 
-	items = calloc(opt.items, sizeof(*items));
-	if (!items)
+	slots = calloc(opt.items, sizeof(*slots));
+	if (!slots)
 		return -1;
 	for (i = 0; i < opt.items; i++) {
-		it = &items[i];
-		pthread_mutex_init(&it->lock, NULL);
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-			       SOCK_CLOEXEC, 0, it->fd))
+		it = item_new(i);
+		if (!it)
 			return -1;
-		it->tag = ITEM_LIVE;
-		it->events = EPOLLIN | EPOLLONESHOT | (i % 2 ? EPOLLET : 0);
-		if (item_arm(it, EPOLL_CTL_ADD))
-			return -1;
+		slot_set(i, it);
 	}
 	return 0;
 }
@@ -410,12 +546,14 @@ static bool writer_is_paused(void)
 
 static bool all_read(void)
 {
-	return atomic_load(&bytes_read) == atomic_load(&bytes_written);
+	return atomic_load(&bytes_read) + atomic_load(&bytes_closed) ==
+	       atomic_load(&bytes_written);
 }
 
 static bool all_deleted(void)
 {
-	return atomic_load(&deleted) >= (unsigned long)opt.items;
+	return atomic_load(&deleted) >=
+	       (unsigned long)opt.items + atomic_load(&recreated);
 }
 
 static void shuffle(int *v, int n, unsigned int seed)
@@ -1279,8 +1417,11 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	unsigned long once = 0, never = 0, twice = 0, left = 0, lost;
-	pthread_t *threads, wthread;
+	const char *busy_name = "EBUSY answered, and each owner deleted its item";
+	unsigned long busy, owners;
+	pthread_t *threads, wthread, dthreads[DELETERS];
 	bool drained, all_gone, contract;
+	struct item *it;
 	char why[160];
 	int i, avail;
 	int *order;
@@ -1311,7 +1452,7 @@ int main(int argc, char **argv)
 
 	/* The contract is checked where the op is, unless a run is rigged */
 	contract = opt.protocol == PROTO_DISABLE && opt.fault == FAULT_NONE;
-	printf("1..%d\n", 4 + (contract ? NR_CLAUSES : 0));
+	printf("1..%d\n", 5 + (contract ? NR_CLAUSES : 0));
 	if (contract)
 		check_contract();
 
@@ -1328,12 +1469,24 @@ int main(int argc, char **argv)
 			return KSFT_FAIL;
 	if (pthread_create(&wthread, NULL, writer, NULL))
 		return KSFT_FAIL;
+	for (i = 0; i < DELETERS; i++)
+		if (pthread_create(&dthreads[i], NULL, deleter,
+				   (void *)(long)i))
+			return KSFT_FAIL;
 
-	/* Load, then show that every byte written so far reaches a reader */
+	/*
+	 * Load, with items deleted and re-created under it; then show that
+	 * every byte written so far reached a reader or was in a socketpair
+	 * when its item was deleted
+	 */
 	sleep_us(opt.seconds * 1000000L);
+	atomic_store(&deleters_quit, true);
+	for (i = 0; i < DELETERS; i++)
+		pthread_join(dthreads[i], NULL);
 	atomic_store(&writer_pause, true);
 	drained = settle(writer_is_paused) && settle(all_read);
-	lost = atomic_load(&bytes_written) - atomic_load(&bytes_read);
+	lost = atomic_load(&bytes_written) - atomic_load(&bytes_read) -
+	       atomic_load(&bytes_closed);
 
 	/*
 	 * Delete every item while the writer keeps the events coming: let the
@@ -1346,7 +1499,7 @@ int main(int argc, char **argv)
 	shuffle(order, opt.items, opt.seed);
 	sleep_us(CANCEL_MS * 100L);
 	for (i = 0; i < opt.items; i++) {
-		cancel(&items[order[i]]);
+		cancel(slot_get(order[i]));
 		sleep_us(CANCEL_MS * 1000L / opt.items);
 	}
 	all_gone = settle(all_deleted);
@@ -1358,43 +1511,57 @@ int main(int argc, char **argv)
 	for (i = 0; i < opt.readers; i++)
 		pthread_join(threads[i], NULL);
 
-	for (i = 0; i < opt.items; i++) {
+	for (it = all_items; it; it = it->next) {
 		int pending = 0;
 
-		once += items[i].deletions == 1;
-		never += items[i].deletions == 0;
-		twice += items[i].deletions > 1;
-		if (!ioctl(items[i].fd[0], FIONREAD, &pending))
+		once += it->deletions == 1;
+		never += it->deletions == 0;
+		twice += it->deletions > 1;
+		if (it->fd[0] >= 0 && !ioctl(it->fd[0], FIONREAD, &pending))
 			left += pending;
 	}
+	busy = atomic_load(&disable_busy);
+	owners = atomic_load(&owner_deletes);
 
-	printf("# events %lu, DISABLE 0/EBUSY %lu/%lu, ",
-	       atomic_load(&events_handled), atomic_load(&disable_ok),
-	       atomic_load(&disable_busy));
-	printf("owner deletes %lu, re-arms dropped %lu\n",
-	       atomic_load(&owner_deletes), atomic_load(&rearm_dropped));
-	printf("# bytes written %lu, read %lu, left in sockets %lu\n",
-	       atomic_load(&bytes_written), atomic_load(&bytes_read), left);
+	printf("# events %lu, items deleted and re-created during the load %lu\n",
+	       atomic_load(&events_handled), atomic_load(&recreated));
+	printf("# DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, re-arms dropped %lu\n",
+	       atomic_load(&disable_ok), busy, owners,
+	       atomic_load(&rearm_dropped));
+	printf("# bytes written %lu, read %lu, in deleted items %lu, left in sockets %lu\n",
+	       atomic_load(&bytes_written), atomic_load(&bytes_read),
+	       atomic_load(&bytes_closed), left);
 	if (atomic_load(&errors))
 		printf("# %lu unexpected errors, first: %s\n",
 		       atomic_load(&errors), first_error);
 
 	result(!atomic_load(&errors), "no unexpected errors");
-	result(once == (unsigned long)opt.items && all_gone,
+	result(once == opt.items + atomic_load(&recreated) && all_gone,
 	       "every item deleted exactly once (%lu once, %lu never, %lu more than once)",
 	       once, never, twice);
 	result(!atomic_load(&late_touches),
 	       "no item touched after its deletion (%lu late touches)",
 	       atomic_load(&late_touches));
 	result(drained && atomic_load(&bytes_written) ==
-	       atomic_load(&bytes_read) + left,
+	       atomic_load(&bytes_read) + atomic_load(&bytes_closed) + left,
 	       "no data lost (%lu bytes unread after the load)", lost);
+	if (opt.protocol == PROTO_NAIVE) {
+		printf("ok %d %s # SKIP the naive protocol does not DISABLE\n",
+		       ++test_no, busy_name);
+		skipped++;
+	} else {
+		result(busy && owners == busy,
+		       "%s (EBUSY %lu, owner deletes %lu)", busy_name, busy,
+		       owners);
+	}
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n",
 	       test_no - failed - skipped, failed, skipped);
 
-	for (i = 0; i < opt.items; i++) {
-		close(items[i].fd[0]);
-		close(items[i].fd[1]);
+	for (it = all_items; it; it = it->next) {
+		if (it->fd[0] >= 0) {
+			close(it->fd[0]);
+			close(it->fd[1]);
+		}
 	}
 	return failed ? KSFT_FAIL : KSFT_PASS;
 }
