@@ -416,7 +416,7 @@ static struct item *item_new(int i)
 	all_items = it;
 	pthread_mutex_unlock(&all_lock);
 	if (item_arm(it, EPOLL_CTL_ADD))
-		return NULL;	/* stays on all_items: counted as never deleted */
+		return NULL;	/* on all_items: counted as never deleted */
 	return it;
 }
 
@@ -485,7 +485,7 @@ static void *deleter(void *arg)
 		cancel_locked(it);
 		pthread_mutex_unlock(&it->lock);
 		if (!item_retire(it))
-			return NULL;	/* never deleted: the final count says so */
+			return NULL;	/* the final count says so */
 		it = item_new(i);
 		if (!it) {
 			error_at("re-creating item %d: %s", i, strerror(errno));
@@ -1417,7 +1417,8 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	unsigned long once = 0, never = 0, twice = 0, left = 0, lost;
-	const char *busy_name = "EBUSY answered, and each owner deleted its item";
+	const char *busy_name =
+		"EBUSY answered, and each owner deleted its item";
 	unsigned long busy, owners;
 	pthread_t *threads, wthread, dthreads[DELETERS];
 	bool drained, all_gone, contract;
@@ -1523,13 +1524,14 @@ int main(int argc, char **argv)
 	busy = atomic_load(&disable_busy);
 	owners = atomic_load(&owner_deletes);
 
-	printf("# events %lu, items deleted and re-created during the load %lu\n",
+	printf("# events %lu, items deleted and re-created under load %lu\n",
 	       atomic_load(&events_handled), atomic_load(&recreated));
-	printf("# DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, re-arms dropped %lu\n",
-	       atomic_load(&disable_ok), busy, owners,
-	       atomic_load(&rearm_dropped));
-	printf("# bytes written %lu, read %lu, in deleted items %lu, left in sockets %lu\n",
-	       atomic_load(&bytes_written), atomic_load(&bytes_read),
+	printf("# DISABLE 0/EBUSY %lu/%lu, owner deletes %lu, ",
+	       atomic_load(&disable_ok), busy, owners);
+	printf("re-arms dropped %lu\n", atomic_load(&rearm_dropped));
+	printf("# bytes written %lu, read %lu, ", atomic_load(&bytes_written),
+	       atomic_load(&bytes_read));
+	printf("in deleted items %lu, left in sockets %lu\n",
 	       atomic_load(&bytes_closed), left);
 	if (atomic_load(&errors))
 		printf("# %lu unexpected errors, first: %s\n",
