@@ -63,6 +63,7 @@ test-base: deps source
 	fi
 	@$(S)/check-configure
 	@$(S)/check-bisect
+	@$(S)/check-runner
 	@$(S)/check-guest test
 	@if UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
 	    UNPATCHED=1 $(S)/build; then \
