@@ -84,6 +84,26 @@ base_of() {
 # package from the machine's own apt sources is installed (scripts/deps);
 # one from another suite is fetched into the cache (scripts/source).
 debian_debs() { echo "$CACHE/debian/$DEBIAN_SUITE"; }
+# The Debian mirror that serves the machine's own release, from its apt
+# sources; empty if they name none
+debian_mirror() {
+	local codename
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	# shellcheck disable=SC2016
+	apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk -v c="$codename" '$2 == c { print $1; exit }'
+}
+# private_apt DIR LINE: apt-get options for a sources list of our own in
+# DIR holding LINE, with apt's lists and downloads kept there too: the
+# machine's apt configuration is left alone.  Sets the array apt_opts.
+private_apt() {
+	rm -rf "$1"
+	mkdir -p "$1/lists/partial" "$1/cache/archives/partial"
+	echo "$2" >"$1/sources.list"
+	apt_opts=(-q -o "Dir::Etc::SourceList=$1/sources.list"
+		-o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$1/lists"
+		-o "Dir::Cache=$1/cache")
+}
 # The newest fetched package
 debian_deb() {
 	local deb
