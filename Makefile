@@ -71,6 +71,7 @@ test-base: deps source
 	else \
 		$(S)/record fail "the base builds without the series"; \
 	fi
+	@$(S)/check-warnings
 	@UNPATCHED=1 $(S)/check-guest unpatched
 
 # The guest checks of make test on a kernel with KASAN, lockdep and the
