@@ -4,7 +4,11 @@
  *
  * "-M ops" times single epoll_ctl() calls on a set of N eventfds, all
  * EPOLLIN | EPOLLONESHOT: DISABLE of an armed item (returns 0), DISABLE of
- * a delivered item (EBUSY), EPOLL_CTL_MOD, EPOLL_CTL_DEL and EPOLL_CTL_ADD.
+ * a delivered item (EBUSY), EPOLL_CTL_MOD, EPOLL_CTL_DEL, EPOLL_CTL_ADD,
+ * DISABLE and DEL of an item one after the other (what deleting an item
+ * costs with the op), and the floor: EPOLL_CTL_DEL of an fd that is not in
+ * the set (ENOENT), which is no more than the syscall, the two fd lookups,
+ * ep->mtx and a search of the tree.
  *
  * "-M proto" runs the workload of epoll_disable_test for a fixed time:
  * reader threads in epoll_wait() on one set of N EPOLLONESHOT socketpairs,
@@ -12,15 +16,40 @@
  * a random item and puts a new one in its place, over and over. How an
  * item is deleted safely while readers may hold its event is the protocol:
  *
- *   disable   per-item mutex, EPOLL_CTL_DISABLE, "delete when done": on
- *             EBUSY the reader holding the event deletes the item
+ *   disable   EPOLL_CTL_DISABLE, "delete when done": 0, the churn thread
+ *             deletes and frees the item at once; EBUSY, the reader
+ *             holding the event does. A per-item mutex orders the churn
+ *             thread's "stop" flag and DISABLE with the reader's check
+ *             of the flag and its re-arm (MOD): without it, a reader
+ *             that read the flag just before it was set would re-arm an
+ *             item that nobody is left to delete.
  *   global    one mutex held across epoll_wait() and the handling of the
  *             event, and by the churn thread around delete and free (the
  *             churn thread goes first when it waits)
- *   deferred  no kernel help: EPOLL_CTL_DEL at once, then free the item
- *             only when every reader has passed a quiescent point since
- *             (QSBR: a global epoch, one counter per reader)
+ *   deferred  no kernel help and no per-item lock: set the item's "dead"
+ *             flag, EPOLL_CTL_DEL at once, then free the item (and close
+ *             its fds) only when every reader has come back from the
+ *             epoll_wait() it was in at the time (QSBR: a global epoch,
+ *             one counter per reader, a quiescent point before each
+ *             epoll_wait()). A reader that was handed the event of a
+ *             dead item drops it; its MOD may meet ENOENT.
  *   naive     EPOLL_CTL_DEL and free under the item mutex: unsafe
+ *
+ * A reader blocked in epoll_wait() cannot be taken for quiescent: the
+ * wait may already have taken the event of an item that is deleted
+ * before the call returns it. So deferred reclamation waits for each
+ * reader's epoll_wait() to return, which its timeout bounds (-T). With
+ * no timeout (-T -1) the churn thread wakes the readers it waits for with
+ * a signal (epoll_wait() fails with EINTR), and under global it signals
+ * the reader that holds the mutex in epoll_wait().
+ *
+ * "-M reclaim" runs the same workload and reports, instead of throughput,
+ * how long each item deleted in the timed window waited between the churn
+ * thread's decision to delete it and its free (p50, p99, max) and how
+ * many items were deleted but not yet freed (mean over the window, peak).
+ * After the window no item is deleted any more, and the run goes on until
+ * those waiting are freed (or for twice the timeout and a second more:
+ * any left then are counted as unfreed, their age so far their wait).
  *
  * Freed items are poisoned and kept in a quarantine for a while before
  * they really go back to malloc, so that a reader that touches an item
@@ -37,6 +66,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -66,16 +96,18 @@
 
 #define MAX_LIST	16
 #define CACHELINE	64
-/* Readers wake up this often without events (a quiescent point too) */
-#define READER_TIMEOUT_MS	10
+/* -T -1: readers wait in epoll_wait() for ever */
+#define NO_TIMEOUT	-1
+/* -T -1: the churn thread wakes a reader it waits for at most this often */
+#define KICK_EVERY_US	1000
+/* Reclaim latency samples kept, at most */
+#define MAX_SAMPLES	(1L << 20)
 /* Load before the counters are read at the start of the window */
 #define WARMUP_US	100000L
-/* deferred: look for items to free every this many retirements */
-#define RECLAIM_BATCH	32
 /* Freed items stay poisoned this long (in frees) before free() */
 #define QUARANTINE	65536
 
-enum mode { MODE_OPS, MODE_PROTO };
+enum mode { MODE_OPS, MODE_PROTO, MODE_RECLAIM };
 enum protocol { PROTO_DISABLE, PROTO_GLOBAL, PROTO_DEFERRED, PROTO_NAIVE };
 
 static const char *const protocol_names[] = {
@@ -90,12 +122,14 @@ static struct {
 	int sizes[MAX_LIST], nr_sizes;
 	int readers[MAX_LIST], nr_readers;
 	int protocols[MAX_LIST], nr_protocols;
+	int timeouts[MAX_LIST], nr_timeouts;
 	int runs;
 	double seconds;
 	long iterations;
 	int batch;
 	int delay_us;
 	long churn_rate;
+	long write_rate;
 	unsigned int seed;
 	const char *prefix;
 } opt = {
@@ -110,6 +144,7 @@ static struct {
 
 static bool have_disable;
 static int exit_status;
+static long long *reclaim_samples;
 
 /* One line of output: the prefix, then the text */
 static void out(const char *fmt, ...)
@@ -244,13 +279,15 @@ static int cmp_double(const void *a, const void *b)
  * case) and what undoes it (EPOLL_CTL_MOD to re-arm after DISABLE,
  * EPOLL_CTL_ADD after DEL) is done outside the timed batch, so no
  * subtraction of a second measurement is needed; ADD is timed as the op
- * that undoes DEL. The two clock reads add their cost once per batch, not
+ * that undoes DEL, and the floor is a second DEL of the batch that DEL
+ * just removed. DISABLE then DEL is one timed op, as a deletion under
+ * the protocol makes the two calls. The two clock reads add their cost once per batch, not
  * once per op. The median and the 10th and 90th percentiles are over the
  * batches. Items in a batch follow a random permutation of the set, so the
  * lookup walks the whole red-black tree, not one hot path.
  */
 enum op { OP_DISABLE_ARMED, OP_DISABLE_DELIVERED, OP_MOD, OP_DEL, OP_ADD,
-	  NR_OPS };
+	  OP_DISABLE_DEL, OP_DEL_MISSING, NR_OPS };
 
 static const char *const op_names[] = {
 	[OP_DISABLE_ARMED] = "disable_armed",
@@ -258,7 +295,28 @@ static const char *const op_names[] = {
 	[OP_MOD] = "mod",
 	[OP_DEL] = "del",
 	[OP_ADD] = "add",
+	[OP_DISABLE_DEL] = "disable_del",
+	[OP_DEL_MISSING] = "del_enoent",
 };
+
+/* The epoll_ctl() calls each op makes, in order, and what they return */
+static const struct {
+	int ctl[2];
+	int want;
+} op_calls[NR_OPS] = {
+	[OP_DISABLE_ARMED] = { { EPOLL_CTL_DISABLE } },
+	[OP_DISABLE_DELIVERED] = { { EPOLL_CTL_DISABLE }, EBUSY },
+	[OP_MOD] = { { EPOLL_CTL_MOD } },
+	[OP_DEL] = { { EPOLL_CTL_DEL } },
+	[OP_ADD] = { { EPOLL_CTL_ADD } },
+	[OP_DISABLE_DEL] = { { EPOLL_CTL_DISABLE, EPOLL_CTL_DEL } },
+	[OP_DEL_MISSING] = { { EPOLL_CTL_DEL }, ENOENT },
+};
+
+static bool op_uses_disable(enum op which)
+{
+	return op_calls[which].ctl[0] == EPOLL_CTL_DISABLE;
+}
 
 struct ops_set {
 	int ep;
@@ -343,27 +401,36 @@ static void ops_teardown(struct ops_set *s)
 	free(s->perm);
 }
 
-/* Time @op on the batch's items; returns ns per op */
+/* Time @which on the batch's items; returns ns per op */
 static double ops_time(struct ops_set *s, const int *b, int nb, enum op which)
 {
-	static const int ctl_op[NR_OPS] = {
-		[OP_DISABLE_ARMED] = EPOLL_CTL_DISABLE,
-		[OP_DISABLE_DELIVERED] = EPOLL_CTL_DISABLE,
-		[OP_MOD] = EPOLL_CTL_MOD,
-		[OP_DEL] = EPOLL_CTL_DEL,
-		[OP_ADD] = EPOLL_CTL_ADD,
-	};
-	int want = which == OP_DISABLE_DELIVERED ? EBUSY : 0;
-	int i, op = ctl_op[which], got[nb];
+	const int *op = op_calls[which].ctl;
+	int i, got[nb];
 	long long t0, t1;
 
 	t0 = now_ns();
-	for (i = 0; i < nb; i++)
-		got[i] = ctl(s->ep, op, s->fd[b[i]], b[i]);
+	if (op[1]) {
+		for (i = 0; i < nb; i++)
+			got[i] = ctl(s->ep, op[0], s->fd[b[i]], b[i]) ?:
+				 ctl(s->ep, op[1], s->fd[b[i]], b[i]);
+	} else {
+		for (i = 0; i < nb; i++)
+			got[i] = ctl(s->ep, op[0], s->fd[b[i]], b[i]);
+	}
 	t1 = now_ns();
 	for (i = 0; i < nb; i++)
-		expect_ctl(s, which, got[i], want);
+		expect_ctl(s, which, got[i], op_calls[which].want);
 	return (double)(t1 - t0) / nb;
+}
+
+/* Untimed: put the batch's items back in the set after a deletion */
+static void ops_readd(struct ops_set *s, const int *b, int nb)
+{
+	int i;
+
+	for (i = 0; i < nb; i++)
+		expect_ctl(s, OP_ADD, ctl(s->ep, EPOLL_CTL_ADD, s->fd[b[i]],
+					  b[i]), 0);
 }
 
 /* Untimed: re-arm the batch's items after DISABLE */
@@ -442,18 +509,23 @@ static void run_ops(int size)
 			ops_rearm(&s, b, nb);
 		}
 		v[OP_DEL][r] = ops_time(&s, b, nb, OP_DEL);
+		v[OP_DEL_MISSING][r] = ops_time(&s, b, nb, OP_DEL_MISSING);
 		v[OP_ADD][r] = ops_time(&s, b, nb, OP_ADD);
+		if (have_disable) {
+			v[OP_DISABLE_DEL][r] =
+				ops_time(&s, b, nb, OP_DISABLE_DEL);
+			ops_readd(&s, b, nb);
+		}
 	}
 	out("# ops: %d items, %d batches of %d, %.2f s", s.n, rounds, nb,
 	    (now_ns() - t0) / 1e9);
 	for (w = 0; w < NR_OPS; w++) {
-		if (!have_disable && (w == OP_DISABLE_ARMED ||
-				      w == OP_DISABLE_DELIVERED))
+		if (!have_disable && op_uses_disable(w))
 			continue;
 		if (s.bad[w])
 			fail("%s on %d items: %lu calls did not return %s (first: %s)",
 			     op_names[w], s.n, s.bad[w],
-			     w == OP_DISABLE_DELIVERED ? "EBUSY" : "0",
+			     op_calls[w].want ? strerror(op_calls[w].want) : "0",
 			     strerror(s.first_errno[w]));
 		print_stats(s.n, w, v[w], rounds, nb);
 	}
@@ -476,10 +548,12 @@ struct item_core {
 struct item {
 	struct item_core c;
 	unsigned int tag;	/* ITEM_LIVE, ITEM_POISON once freed */
-	pthread_mutex_t lock;	/* disable, deferred, naive */
-	bool stop;		/* disable: to be deleted; deferred: deleted */
+	pthread_mutex_t lock;	/* disable, naive */
+	atomic_bool stop;	/* disable: to be deleted; deferred: deleted */
 	unsigned long epoch;	/* deferred: retired in this epoch */
 	struct item *next;	/* deferred: retire list */
+	long long decided;	/* when the churn thread chose to delete it */
+	bool timed;		/* it did so in the timed window */
 };
 
 /*
@@ -493,8 +567,8 @@ struct item {
  *   global    the core, and two mutexes and a flag for the whole set
  *   disable   the core, a mutex and the stop flag
  *   naive     the core and a mutex
- *   deferred  the core, a mutex, the deleted flag, the retire epoch and
- *             link; one cache line per reader (its quiescent counter),
+ *   deferred  the core, the deleted flag, the retire epoch and link;
+ *             one cache line per reader (its quiescent counter),
  *             one for the global epoch and the list head; and the items
  *             waiting on the retire list (its mean length, sampled at
  *             each retirement), whole
@@ -516,8 +590,7 @@ struct item_naive {
 
 struct item_deferred {
 	struct item_core c;
-	pthread_mutex_t lock;
-	bool dead;
+	atomic_bool dead;
 	unsigned long epoch;
 	struct item_deferred *next;
 };
@@ -535,17 +608,27 @@ struct reader {
 	atomic_ulong late;	/* touched an item after it was freed */
 	atomic_ulong stale;	/* an event of an item already deleted */
 	atomic_ulong owner_deletes;	/* disable: deleted after EBUSY */
+	atomic_ulong kicks;	/* -T -1: woken by a signal */
+	long long kicked;	/* the churn thread's: when it last did */
 } __attribute__((aligned(CACHELINE)));
+
+/* Reclaim latencies: ns from the decision to delete to the free */
+struct samples {
+	long long *v;
+	atomic_long n;		/* taken; those past MAX_SAMPLES are lost */
+};
 
 static struct proto {
 	enum protocol protocol;
 	int n, nr_readers;
+	int timeout;		/* readers' epoll_wait() timeout, ms */
 	int epfd, quitfd;
 	struct slot *slots;
 	struct reader *readers;
 	pthread_mutex_t global;
 	pthread_mutex_t gate;	/* global: held by the deleter while it waits */
 	atomic_bool churn_waits;	/* global: the deleter wants the lock */
+	atomic_int holder;	/* global: the reader that has the lock */
 	atomic_bool quit;
 	atomic_ulong deletions, busy, errors;
 	atomic_ulong gp;	/* deferred: the global epoch */
@@ -553,6 +636,14 @@ static struct proto {
 	long retired, peak_retired;
 	double backlog_sum;	/* deferred: retire list length, summed */
 	unsigned long retirements;
+	/* reclaim: the timed window, and what was deleted in it */
+	struct samples reclaim;
+	atomic_llong window_start, window_end;
+	atomic_bool draining, drained;
+	atomic_long pending;	/* deleted in the window, not yet freed */
+	long pending_peak;
+	double pending_sum;	/* sampled at each deletion in the window */
+	unsigned long pending_samples;
 	char first_error[160];
 } P;
 
@@ -583,11 +674,33 @@ static void item_release(struct item *it)
 	free(it);
 }
 
-/* "free": poison the item and keep it for QUARANTINE more frees */
+/* Was the deletion of an item decided at @t in the timed window? */
+static bool in_window(long long t)
+{
+	return t >= atomic_load(&P.window_start) &&
+	       t < atomic_load(&P.window_end);
+}
+
+static void sample_add(struct samples *s, long long v)
+{
+	long i = atomic_fetch_add(&s->n, 1);
+
+	if (i < MAX_SAMPLES)
+		s->v[i] = v;
+}
+
+/*
+ * "free": poison the item and keep it for QUARANTINE more frees; an item
+ * deleted in the window is reclaimed now, until the run stops counting
+ */
 static void item_free(struct item *it)
 {
 	struct item *old = NULL;
 
+	if (it->timed && !atomic_load(&P.drained)) {
+		sample_add(&P.reclaim, now_ns() - it->decided);
+		atomic_fetch_sub(&P.pending, 1);
+	}
 	it->tag = ITEM_POISON;
 	pthread_mutex_lock(&quarantine.lock);
 	if (quarantine.len == QUARANTINE) {
@@ -677,7 +790,9 @@ static void item_handle(struct reader *r, struct item *it)
 		;
 	if (n < 0 && errno != EAGAIN)
 		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
-	if (epoll_ctl(P.epfd, EPOLL_CTL_MOD, it->c.fd[0], &ev))
+	/* deferred: the item may have been deleted since we looked */
+	if (epoll_ctl(P.epfd, EPOLL_CTL_MOD, it->c.fd[0], &ev) &&
+	    (errno != ENOENT || P.protocol != PROTO_DEFERRED))
 		error_at("EPOLL_CTL_MOD of fd %d: %s", it->c.fd[0],
 			 strerror(errno));
 	atomic_fetch_add_explicit(&r->events, 1, memory_order_relaxed);
@@ -694,7 +809,7 @@ static void count(atomic_ulong *c)
  * deletions at all with 64 readers). So the deleter says that it waits,
  * and readers let it go first: a correct protocol that also deletes.
  */
-static void global_lock_reader(void)
+static void global_lock_reader(struct reader *r)
 {
 	if (atomic_load_explicit(&P.churn_waits, memory_order_relaxed)) {
 		/* sleep until the deleter has the lock */
@@ -702,15 +817,83 @@ static void global_lock_reader(void)
 		pthread_mutex_unlock(&P.gate);
 	}
 	pthread_mutex_lock(&P.global);
+	atomic_store(&P.holder, r - P.readers);
 }
 
+static void global_unlock_reader(void)
+{
+	atomic_store(&P.holder, -1);
+	pthread_mutex_unlock(&P.global);
+}
+
+/* Wake a reader out of epoll_wait(): it fails with EINTR */
+static void kick(struct reader *r)
+{
+	pthread_kill(r->thread, SIGUSR1);
+	count(&r->kicks);
+}
+
+/*
+ * With -T -1 the reader that holds the lock may wait in epoll_wait() for
+ * ever: wake it, and again each KICK_EVERY_US until we have the lock (a
+ * signal that lands before its epoll_wait() starts is lost).
+ */
 static void global_lock_churn(void)
 {
+	struct timespec until;
+	int h;
+
 	pthread_mutex_lock(&P.gate);
 	atomic_store(&P.churn_waits, true);
-	pthread_mutex_lock(&P.global);
+	if (P.timeout != NO_TIMEOUT) {
+		pthread_mutex_lock(&P.global);
+	} else {
+		for (;;) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += KICK_EVERY_US * 1000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			if (!pthread_mutex_timedlock(&P.global, &until))
+				break;
+			h = atomic_load(&P.holder);
+			if (h >= 0)
+				kick(&P.readers[h]);
+		}
+	}
 	atomic_store(&P.churn_waits, false);
 	pthread_mutex_unlock(&P.gate);
+}
+
+/* deferred: an event for an item that a reader holds, no lock taken */
+static void deferred_handle(struct reader *r, struct item *it)
+{
+	if (it->tag != ITEM_LIVE)
+		count(&r->late);
+	else if (atomic_load(&it->stop))
+		count(&r->stale);	/* deleted, not yet freed: drop it */
+	else
+		item_handle(r, it);
+}
+
+/* disable and naive: under the item's mutex */
+static void locked_handle(struct reader *r, struct item *it)
+{
+	pthread_mutex_lock(&it->lock);
+	if (it->tag != ITEM_LIVE) {
+		count(&r->late);
+		pthread_mutex_unlock(&it->lock);
+	} else if (atomic_load(&it->stop)) {
+		/* DISABLE said EBUSY: we own the event, we delete */
+		item_del(it, true);
+		pthread_mutex_unlock(&it->lock);
+		item_free(it);
+		count(&r->owner_deletes);
+	} else {
+		item_handle(r, it);
+		pthread_mutex_unlock(&it->lock);
+	}
 }
 
 static void *reader(void *arg)
@@ -730,11 +913,11 @@ static void *reader(void *arg)
 		if (P.protocol == PROTO_DEFERRED)
 			atomic_store(&r->qs, atomic_load(&P.gp));
 		if (P.protocol == PROTO_GLOBAL)
-			global_lock_reader();
-		n = epoll_wait(P.epfd, &ev, 1, READER_TIMEOUT_MS);
+			global_lock_reader(r);
+		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
 		if (n <= 0 || !ev.data.ptr) {
 			if (P.protocol == PROTO_GLOBAL)
-				pthread_mutex_unlock(&P.global);
+				global_unlock_reader();
 			if (n < 0 && errno != EINTR) {
 				error_at("epoll_wait: %s", strerror(errno));
 				return NULL;
@@ -749,49 +932,53 @@ static void *reader(void *arg)
 		if (opt.delay_us)
 			sleep_us(opt.delay_us);
 
-		if (P.protocol == PROTO_GLOBAL) {
+		switch (P.protocol) {
+		case PROTO_GLOBAL:
 			/* nobody deletes while we hold the global lock */
 			if (it->tag != ITEM_LIVE)
 				count(&r->late);
 			else
 				item_handle(r, it);
-			pthread_mutex_unlock(&P.global);
-			continue;
-		}
-
-		pthread_mutex_lock(&it->lock);
-		if (it->tag != ITEM_LIVE) {
-			count(&r->late);
-			pthread_mutex_unlock(&it->lock);
-		} else if (it->stop && P.protocol == PROTO_DISABLE) {
-			/* DISABLE said EBUSY: we own the event, we delete */
-			item_del(it, true);
-			pthread_mutex_unlock(&it->lock);
-			item_free(it);
-			count(&r->owner_deletes);
-		} else if (it->stop) {
-			/* deferred: deleted, not yet freed: leave it */
-			count(&r->stale);
-			pthread_mutex_unlock(&it->lock);
-		} else {
-			item_handle(r, it);
-			pthread_mutex_unlock(&it->lock);
+			global_unlock_reader();
+			break;
+		case PROTO_DEFERRED:
+			deferred_handle(r, it);
+			break;
+		default:
+			locked_handle(r, it);
 		}
 	}
+}
+
+/* Sleep until the @k-th step of a thread paced at @rate a second */
+static void pace(long long t0, long k, long rate)
+{
+	long long due, now;
+
+	if (!rate)
+		return;
+	due = t0 + k * 1000000000LL / rate;
+	now = now_ns();
+	if (due > now)
+		sleep_us((due - now) / 1000);
 }
 
 static void *writer(void *arg)
 {
 	unsigned long s = opt.seed * 0x9e3779b97f4a7c15UL + 1;
+	long long t0 = now_ns();
 	struct slot *sl;
+	long k;
 
 	(void)arg;
-	while (!atomic_load_explicit(&P.quit, memory_order_relaxed)) {
+	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
+	     k++) {
 		sl = &P.slots[rnd_next(&s) % P.n];
 		pthread_mutex_lock(&sl->lock);
 		if (write(sl->it->c.fd[1], "x", 1) != 1 && errno != EAGAIN)
 			error_at("write: %s", strerror(errno));
 		pthread_mutex_unlock(&sl->lock);
+		pace(t0, k, opt.write_rate);
 	}
 	return NULL;
 }
@@ -810,7 +997,11 @@ static unsigned long deferred_min_qs(void)
 	return min;
 }
 
-/* deferred: free what no reader can hold any more (@all: readers gone) */
+/*
+ * deferred: free what no reader can hold any more (@all: readers gone).
+ * The retire list is the churn thread's, or the main thread's once the
+ * churn thread is gone.
+ */
 static void deferred_reclaim(bool all)
 {
 	unsigned long min = all ? ULONG_MAX : deferred_min_qs();
@@ -823,6 +1014,29 @@ static void deferred_reclaim(bool all)
 		P.retired--;
 		item_close(it);
 		item_free(it);
+	}
+}
+
+/*
+ * deferred, -T -1: wake the readers that keep the oldest retired item
+ * from being freed, each at most once every KICK_EVERY_US
+ */
+static void deferred_kick(void)
+{
+	struct item *it = P.retire_head;
+	long long now = now_ns();
+	struct reader *r;
+	int i;
+
+	if (!it || P.timeout != NO_TIMEOUT)
+		return;
+	for (i = 0; i < P.nr_readers; i++) {
+		r = &P.readers[i];
+		if (atomic_load(&r->qs) < it->epoch &&
+		    now - r->kicked >= KICK_EVERY_US * 1000LL) {
+			kick(r);
+			r->kicked = now;
+		}
 	}
 }
 
@@ -840,8 +1054,6 @@ static void deferred_retire(struct item *it)
 		P.peak_retired = P.retired;
 	P.backlog_sum += P.retired;
 	P.retirements++;
-	if (P.retired % RECLAIM_BATCH == 0)
-		deferred_reclaim(false);
 }
 
 /* Delete (and free) an item the writer can no longer reach */
@@ -850,7 +1062,7 @@ static void delete_item(struct item *it)
 	switch (P.protocol) {
 	case PROTO_DISABLE:
 		pthread_mutex_lock(&it->lock);
-		it->stop = true;
+		atomic_store(&it->stop, true);
 		if (!epoll_ctl(P.epfd, EPOLL_CTL_DISABLE, it->c.fd[0], NULL)) {
 			item_del(it, true);
 			pthread_mutex_unlock(&it->lock);
@@ -871,10 +1083,8 @@ static void delete_item(struct item *it)
 		pthread_mutex_unlock(&P.global);
 		return;
 	case PROTO_DEFERRED:
-		pthread_mutex_lock(&it->lock);
-		it->stop = true;
+		atomic_store(&it->stop, true);
 		item_del(it, false);
-		pthread_mutex_unlock(&it->lock);
 		deferred_retire(it);
 		return;
 	case PROTO_NAIVE:
@@ -887,6 +1097,22 @@ static void delete_item(struct item *it)
 	}
 }
 
+/* Count the items deleted and not yet freed, at each deletion */
+static void sample_pending(void)
+{
+	long v = atomic_load(&P.pending);
+
+	if (v > P.pending_peak)
+		P.pending_peak = v;
+	P.pending_sum += v;
+	P.pending_samples++;
+}
+
+/*
+ * Replace a random item by a new one and delete the old one, at the churn
+ * rate; deferred reclamation runs here too, between deletions. Once the
+ * window is over (draining), only the reclamation goes on.
+ */
 static void *churn(void *arg)
 {
 	unsigned long s = opt.seed * 0xbf58476d1ce4e5b9UL + 7;
@@ -898,6 +1124,14 @@ static void *churn(void *arg)
 	(void)arg;
 	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
 	     k++) {
+		if (P.protocol == PROTO_DEFERRED) {
+			deferred_reclaim(false);
+			deferred_kick();
+		}
+		if (atomic_load(&P.draining)) {
+			sleep_us(100);
+			continue;
+		}
 		sl = &P.slots[rnd_next(&s) % P.n];
 		it = item_new();
 		if (!it) {
@@ -908,20 +1142,20 @@ static void *churn(void *arg)
 		old = sl->it;
 		sl->it = it;
 		pthread_mutex_unlock(&sl->lock);
-		delete_item(old);
-		if (opt.churn_rate) {
-			long long due = t0 + k * 1000000000LL / opt.churn_rate,
-				  now = now_ns();
-
-			if (due > now)
-				sleep_us((due - now) / 1000);
+		old->decided = now_ns();
+		old->timed = in_window(old->decided);
+		if (old->timed) {
+			atomic_fetch_add(&P.pending, 1);
+			sample_pending();
 		}
+		delete_item(old);
+		pace(t0, k, opt.churn_rate);
 	}
 	return NULL;
 }
 
 struct totals {
-	unsigned long events, deletions, late, stale, owner_deletes;
+	unsigned long events, deletions, late, stale, owner_deletes, kicks;
 };
 
 static void totals(struct totals *t)
@@ -934,6 +1168,7 @@ static void totals(struct totals *t)
 		t->late += atomic_load(&P.readers[i].late);
 		t->stale += atomic_load(&P.readers[i].stale);
 		t->owner_deletes += atomic_load(&P.readers[i].owner_deletes);
+		t->kicks += atomic_load(&P.readers[i].kicks);
 	}
 	t->deletions = atomic_load(&P.deletions);
 }
@@ -1012,11 +1247,72 @@ static void proto_teardown(void)
 	close(P.quitfd);
 }
 
-static void run_proto(enum protocol protocol, int readers, int n)
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After the window: no more deletions; wait until what was deleted in it
+ * is freed, or for twice the readers' timeout and a second more. Then stop the writer and the churn thread, and
+ * give the deferred items still waiting their age so far as their wait.
+ * Returns how many were not freed.
+ */
+static long proto_drain(pthread_t wthread, pthread_t cthread)
+{
+	long drain_ms = P.timeout == NO_TIMEOUT ? 1000 : 2 * P.timeout + 1000;
+	long long until = now_ns() + drain_ms * 1000000LL;
+	struct item *it;
+	long unfreed;
+
+	atomic_store(&P.draining, true);
+	while (atomic_load(&P.pending) > 0 && now_ns() < until)
+		sleep_us(1000);
+	atomic_store(&P.quit, true);
+	pthread_join(wthread, NULL);
+	pthread_join(cthread, NULL);
+	atomic_store(&P.drained, true);
+	unfreed = atomic_load(&P.pending);
+	for (it = P.retire_head; it; it = it->next)
+		if (it->timed)
+			sample_add(&P.reclaim, now_ns() - it->decided);
+	return unfreed;
+}
+
+/* -M reclaim: the waits of the items deleted in the window */
+static void report_reclaim(enum protocol protocol, int readers, int n,
+			   double events_per_s, long unfreed)
+{
+	long k = atomic_load(&P.reclaim.n);
+	long long *v = P.reclaim.v;
+
+	if (k > MAX_SAMPLES) {
+		out("# %ld reclaim samples past the first %ld not kept", k -
+		    MAX_SAMPLES, MAX_SAMPLES);
+		k = MAX_SAMPLES;
+	}
+	if (!k) {
+		fail("%s, %d readers, timeout %d: no deletion in the window",
+		     protocol_names[protocol], readers, P.timeout);
+		return;
+	}
+	qsort(v, k, sizeof(*v), cmp_ll);
+	out("reclaim,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%ld,%.0f",
+	    protocol_names[protocol], readers, n, P.timeout, k,
+	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
+	    v[k - 1] / 1e3, P.pending_samples ?
+	    P.pending_sum / P.pending_samples : 0.0, P.pending_peak,
+	    unfreed, events_per_s);
+}
+
+static void run_proto(enum protocol protocol, int readers, int n, int timeout)
 {
 	struct totals t0, t1, t2;
 	pthread_t wthread, cthread;
 	long long ns0, ns1;
+	long unfreed;
 	double secs;
 	int i;
 
@@ -1026,6 +1322,11 @@ static void run_proto(enum protocol protocol, int readers, int n)
 	P.protocol = protocol;
 	P.nr_readers = readers;
 	P.n = n;
+	P.timeout = timeout;
+	atomic_store(&P.holder, -1);
+	atomic_store(&P.window_start, LLONG_MAX);
+	atomic_store(&P.window_end, LLONG_MAX);
+	P.reclaim.v = reclaim_samples;
 	raise_nofile((rlim_t)4 * n + 4 * QUARANTINE + 256);
 	if (proto_setup()) {
 		fail("%s setup, %d items: %s", protocol_names[protocol], n,
@@ -1047,13 +1348,13 @@ static void run_proto(enum protocol protocol, int readers, int n)
 	sleep_us(WARMUP_US);
 	totals(&t0);
 	ns0 = now_ns();
+	atomic_store(&P.window_start, ns0);
 	sleep_us(opt.seconds * 1e6);
 	totals(&t1);
 	ns1 = now_ns();
+	atomic_store(&P.window_end, ns1);
+	unfreed = proto_drain(wthread, cthread);
 
-	atomic_store(&P.quit, true);
-	pthread_join(wthread, NULL);
-	pthread_join(cthread, NULL);
 	if (eventfd_write(P.quitfd, 1))
 		error_at("write of quitfd: %s", strerror(errno));
 	for (i = 0; i < readers; i++)
@@ -1073,17 +1374,25 @@ static void run_proto(enum protocol protocol, int readers, int n)
 	    atomic_load(&P.busy) != t2.owner_deletes)
 		fail("disable, %d readers: %lu EBUSY but %lu owner deletes",
 		     readers, atomic_load(&P.busy), t2.owner_deletes);
-	out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f",
-	    protocol_names[protocol], readers, n, secs,
-	    t1.events - t0.events, (t1.events - t0.events) / secs,
-	    t1.deletions - t0.deletions,
-	    (t1.deletions - t0.deletions) / secs, t2.late, bytes_per_item());
+	if (opt.mode == MODE_RECLAIM)
+		report_reclaim(protocol, readers, n,
+			       (t1.events - t0.events) / secs, unfreed);
+	else
+		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f",
+		    protocol_names[protocol], readers, n, secs,
+		    t1.events - t0.events, (t1.events - t0.events) / secs,
+		    t1.deletions - t0.deletions,
+		    (t1.deletions - t0.deletions) / secs, t2.late,
+		    bytes_per_item());
 	if (protocol == PROTO_DISABLE)
 		out("# disable, %d readers: %lu EBUSY, deleted by the reader",
 		    readers, t2.owner_deletes);
 	if (protocol == PROTO_DEFERRED)
 		out("# deferred, %d readers: retire list %.0f items on average, %ld at most; %lu stale events",
 		    readers, mean_backlog(), P.peak_retired, t2.stale);
+	if (t2.kicks)
+		out("# %s, %d readers: %lu signals to readers in epoll_wait()",
+		    protocol_names[protocol], readers, t2.kicks);
 	proto_teardown();
 }
 
@@ -1091,11 +1400,13 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s -M ops [-n sizes] [-i iterations] [-b batch]\n"
-		"       %s [-M proto] [-p protocols] [-t readers] [-n items]\n"
-		"          [-s seconds] [-r runs] [-d delay_us] [-c rate]\n"
+		"       %s [-M proto|reclaim] [-p protocols] [-t readers] [-n items]\n"
+		"          [-T timeouts] [-s seconds] [-r runs] [-d delay_us]\n"
+		"          [-c rate] [-w rate]\n"
 		"  lists are comma-separated\n"
 		"  -M  ops: ns per epoll_ctl() op; proto: throughput of the\n"
-		"      deletion protocols (default)\n"
+		"      deletion protocols (default); reclaim: how long a\n"
+		"      deleted item waits to be freed under each protocol\n"
 		"  -n  set sizes (ops, default 10,1000,100000) or items\n"
 		"      (proto, default 1000)\n"
 		"  -i  ops per op and set size (default %ld)\n"
@@ -1106,8 +1417,12 @@ static void usage(const char *prog)
 		"  -r  runs of each configuration (default %d)\n"
 		"  -d  readers sleep this long between epoll_wait() and\n"
 		"      taking the item, to widen the race window (default 0)\n"
+		"  -T  the readers' epoll_wait() timeouts in ms, -1 for none\n"
+		"      (default 10)\n"
 		"  -c  deletions per second of the churn thread (default 0:\n"
 		"      as fast as it can)\n"
+		"  -w  writes per second of the writer (default 0: as fast\n"
+		"      as it can)\n"
 		"  -S  seed (default %u)\n"
 		"  -P  print this before every output line (default none)\n",
 		prog, prog, opt.iterations, opt.batch, opt.seconds, opt.runs,
@@ -1177,13 +1492,15 @@ static void parse(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "M:n:i:b:p:t:s:r:d:c:S:P:h")) != -1) {
+	while ((c = getopt(argc, argv, "M:n:i:b:p:t:T:s:r:d:c:w:S:P:h")) != -1) {
 		switch (c) {
 		case 'M':
 			if (!strcmp(optarg, "ops"))
 				opt.mode = MODE_OPS;
 			else if (!strcmp(optarg, "proto"))
 				opt.mode = MODE_PROTO;
+			else if (!strcmp(optarg, "reclaim"))
+				opt.mode = MODE_RECLAIM;
 			else
 				usage(argv[0]);
 			break;
@@ -1204,6 +1521,10 @@ static void parse(int argc, char **argv)
 			opt.nr_readers = list(optarg, opt.readers, 1, 4096,
 					      argv[0]);
 			break;
+		case 'T':
+			opt.nr_timeouts = list(optarg, opt.timeouts,
+					       NO_TIMEOUT, 60000, argv[0]);
+			break;
 		case 's':
 			opt.seconds = strtod(optarg, &end);
 			if (*end || end == optarg || !(opt.seconds > 0) ||
@@ -1218,6 +1539,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'c':
 			opt.churn_rate = number(optarg, 0, 100000000, argv[0]);
+			break;
+		case 'w':
+			opt.write_rate = number(optarg, 0, 100000000, argv[0]);
 			break;
 		case 'S':
 			opt.seed = number(optarg, 0, UINT_MAX, argv[0]);
@@ -1240,20 +1564,80 @@ static void parse(int argc, char **argv)
 	if (!opt.nr_protocols)
 		opt.nr_protocols = protocol_list("all", opt.protocols,
 						 argv[0]);
+	if (!opt.nr_timeouts)
+		opt.nr_timeouts = list("10", opt.timeouts, NO_TIMEOUT, 60000,
+				       argv[0]);
+	for (c = 0; c < opt.nr_timeouts; c++)
+		if (!opt.timeouts[c])
+			usage(argv[0]);	/* readers would spin */
+}
+
+/* SIGUSR1 only interrupts a reader's epoll_wait() */
+static void on_kick(int sig)
+{
+	(void)sig;
+}
+
+static const char *const mode_names[] = {
+	[MODE_OPS] = "ops",
+	[MODE_PROTO] = "proto",
+	[MODE_RECLAIM] = "reclaim",
+};
+
+/* -M proto and -M reclaim: every configuration, -r times over */
+static void run_protos(void)
+{
+	struct sigaction sa = { .sa_handler = on_kick };
+	char rate[32];
+	int run, i, j, k, t;
+
+	/* no SA_RESTART: epoll_wait() is never restarted anyway */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	reclaim_samples = calloc(MAX_SAMPLES, sizeof(*reclaim_samples));
+	if (!reclaim_samples) {
+		fail("no memory for %ld samples", MAX_SAMPLES);
+		return;
+	}
+	if (opt.churn_rate)
+		snprintf(rate, sizeof(rate), "%ld/s", opt.churn_rate);
+	else
+		snprintf(rate, sizeof(rate), "flat out");
+	out("# %g s per run, %d runs, delay %d us, churn %s",
+	    opt.seconds, opt.runs, opt.delay_us, rate);
+	if (opt.write_rate)
+		snprintf(rate, sizeof(rate), "%ld/s", opt.write_rate);
+	else
+		snprintf(rate, sizeof(rate), "flat out");
+	out("# writes %s", rate);
+	if (opt.mode == MODE_RECLAIM)
+		out("kind,protocol,readers,items,timeout_ms,deletions,p50_us,p99_us,max_us,pending_mean,pending_peak,unfreed,events_per_s");
+	else
+		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item");
+	for (run = 0; run < opt.runs; run++)
+		for (k = 0; k < opt.nr_sizes; k++)
+			for (t = 0; t < opt.nr_timeouts; t++)
+				for (i = 0; i < opt.nr_readers; i++)
+					for (j = 0; j < opt.nr_protocols; j++)
+						run_proto(opt.protocols[j],
+							  opt.readers[i],
+							  opt.sizes[k],
+							  opt.timeouts[t]);
+	free(reclaim_samples);
 }
 
 int main(int argc, char **argv)
 {
 	struct utsname u;
 	char why[160];
-	int avail, run, i, j, k;
+	int avail, run, i;
 
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand(opt.seed);
 	uname(&u);
 	out("# epoll_disable_bench -M %s on Linux %s %s",
-	    opt.mode == MODE_OPS ? "ops" : "proto", u.release, u.machine);
+	    mode_names[opt.mode], u.release, u.machine);
 	out("# smp %ld", sysconf(_SC_NPROCESSORS_ONLN));
 
 	avail = probe(why, sizeof(why));
@@ -1269,20 +1653,7 @@ int main(int argc, char **argv)
 			for (i = 0; i < opt.nr_sizes; i++)
 				run_ops(opt.sizes[i]);
 	} else {
-		if (opt.churn_rate)
-			snprintf(why, sizeof(why), "%ld/s", opt.churn_rate);
-		else
-			snprintf(why, sizeof(why), "flat out");
-		out("# %g s per run, %d runs, delay %d us, churn %s",
-		    opt.seconds, opt.runs, opt.delay_us, why);
-		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item");
-		for (run = 0; run < opt.runs; run++)
-			for (k = 0; k < opt.nr_sizes; k++)
-				for (i = 0; i < opt.nr_readers; i++)
-					for (j = 0; j < opt.nr_protocols; j++)
-						run_proto(opt.protocols[j],
-							  opt.readers[i],
-							  opt.sizes[k]);
+		run_protos();
 	}
 	out("# bench done, exit %d", exit_status);
 	return exit_status;
