@@ -46,10 +46,13 @@
  *   5 the reaper closed connections while wrk's load ran, forced and
  *     idle ones (with -I)
  *
- * -B breaks one check on purpose (its negative control): leak-conn never
- * frees a reaped connection, leak-fd shuts down a reaped connection's fd
- * but never closes it, drop leaves every 500th request unanswered. The
- * naive protocol is the control of check 1, -r 0 -I 0 that of check 5.
+ * -B breaks one check on purpose (its negative controls): leak-conn never
+ * frees a reaped connection and double-free frees it twice (check 2);
+ * leak-fd shuts a reaped connection's fd down but never closes it, and
+ * double-close closes it twice, the second time in the books only, which
+ * refuse it (check 3); drop leaves every 500th request unanswered (check
+ * 4). The naive protocol is the control of check 1, -r 0 -I 0 that of
+ * check 5.
  *
  * The figures (requests/s and latency from wrk, reaps/s, reclaim latency
  * from the reaper's decision to the free, connections held awaiting
@@ -117,7 +120,10 @@ static const char wrk_script[] =
 	"end\n";
 
 enum protocol { PROTO_DISABLE, PROTO_DEFERRED, PROTO_NAIVE };
-enum fault { FAULT_NONE, FAULT_LEAK_CONN, FAULT_LEAK_FD, FAULT_DROP };
+enum fault {
+	FAULT_NONE, FAULT_LEAK_CONN, FAULT_DOUBLE_FREE, FAULT_LEAK_FD,
+	FAULT_DOUBLE_CLOSE, FAULT_DROP, NR_FAULTS
+};
 
 static const char *const protocol_names[] = {
 	[PROTO_DISABLE] = "disable",
@@ -128,7 +134,9 @@ static const char *const protocol_names[] = {
 static const char *const fault_names[] = {
 	[FAULT_NONE] = "none",
 	[FAULT_LEAK_CONN] = "leak-conn",
+	[FAULT_DOUBLE_FREE] = "double-free",
 	[FAULT_LEAK_FD] = "leak-fd",
+	[FAULT_DOUBLE_CLOSE] = "double-close",
 	[FAULT_DROP] = "drop",
 };
 
@@ -327,14 +335,11 @@ static void sample_reclaim(struct conn *c)
 	pthread_mutex_unlock(&S.stats_lock);
 }
 
-/* "free": poison the connection and keep it for QUARANTINE more frees */
-static void conn_free(struct conn *c)
+/* Poison @c and keep it for QUARANTINE more frees; count a second free */
+static void quarantine(struct conn *c)
 {
 	struct conn *old = NULL;
 
-	if (c->reaped && opt.fault == FAULT_LEAK_CONN)
-		return;
-	sample_reclaim(c);
 	pthread_mutex_lock(&Q.lock);
 	if (c->tag != CONN_LIVE || Q.freed[c->id]++) {
 		inc(&S.bad_frees);
@@ -357,6 +362,16 @@ static void conn_free(struct conn *c)
 	}
 }
 
+static void conn_free(struct conn *c)
+{
+	if (c->reaped && opt.fault == FAULT_LEAK_CONN)
+		return;
+	sample_reclaim(c);
+	quarantine(c);
+	if (c->reaped && opt.fault == FAULT_DOUBLE_FREE)
+		quarantine(c);
+}
+
 static void quarantine_drain(void)
 {
 	struct conn *c;
@@ -370,26 +385,34 @@ static void quarantine_drain(void)
 	}
 }
 
-/* Close the connection's fd once, as its generation says */
-static void fd_close(struct conn *c)
+/* Mark @c's fd closed in the books: false if it is not open as @c's */
+static bool fd_forget(struct conn *c)
 {
 	bool ok;
 
-	if (c->reaped && opt.fault == FAULT_LEAK_FD) {
-		shutdown(c->fd, SHUT_RDWR);
-		return;
-	}
 	pthread_mutex_lock(&S.fd_lock);
 	ok = S.fd_open[c->fd] && S.fd_gen[c->fd] == c->gen;
 	if (ok)
 		S.fd_open[c->fd] = 0;
 	pthread_mutex_unlock(&S.fd_lock);
-	if (!ok) {
+	return ok;
+}
+
+/* Close the connection's fd once, as the books say (never a reused one) */
+static void fd_close(struct conn *c)
+{
+	if (c->reaped && opt.fault == FAULT_LEAK_FD) {
+		shutdown(c->fd, SHUT_RDWR);
+		return;
+	}
+	if (!fd_forget(c)) {
 		inc(&S.bad_closes);
 		return;
 	}
 	inc(&S.closed);
 	close(c->fd);
+	if (c->reaped && opt.fault == FAULT_DOUBLE_CLOSE && !fd_forget(c))
+		inc(&S.bad_closes);
 }
 
 /* Must be called with table_lock held. */
@@ -1127,8 +1150,8 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [-p disable|deferred|naive] [-t workers] [-I idle clients]\n"
 		"          [-c conns] [-T wrk threads] [-d seconds] [-i idle ms]\n"
-		"          [-r reaps/s] [-w delay us] [-B leak-conn|leak-fd|drop]\n"
-		"          [-W wrk] [-P prefix]\n",
+		"          [-r reaps/s] [-w delay us] [-W wrk] [-P prefix]\n"
+		"          [-B leak-conn|double-free|leak-fd|double-close|drop]\n",
 		prog);
 	exit(2);
 }
@@ -1189,7 +1212,8 @@ static void parse(int argc, char **argv)
 			opt.delay_us = number(optarg, 0, 1000000, argv[0]);
 			break;
 		case 'B':
-			opt.fault = pick(optarg, fault_names, 4, argv[0]);
+			opt.fault = pick(optarg, fault_names, NR_FAULTS,
+					 argv[0]);
 			break;
 		case 'W':
 			opt.wrk = optarg;
