@@ -21,7 +21,7 @@ export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where a suite counts its checks (scripts/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
-test test-base test-debug soak scale bench model mutants check-series check-strace: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+test test-base test-debug soak scale bench server model mutants check-series check-strace: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 
 run: build
 	@$(S)/initramfs run
@@ -119,6 +119,19 @@ bench: build
 	@$(S)/bench
 	@$(S)/summary
 
+# A keep-alive HTTP server under wrk in the guest, its reaper closing
+# connections from outside its workers with EPOLL_CTL_DISABLE, deferred
+# reclamation and the naive delete: the checks, their negative controls,
+# and the figures of disable and deferred side by side in bench/SERVER.md
+# (scripts/server).  The kernel gets TCP/IP from Kconfig.inet.fragment, a
+# build of its own
+server: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.inet.fragment
+server: build
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(S)/server || true
+	@$(S)/summary
+
 # The steps, each a script; every one finds its input where the one before
 # left it (scripts/lib.sh says where).
 deps:
@@ -172,4 +185,4 @@ mutants: deps source
 	@$(S)/check-mutants $(MUTANTS)
 	@$(S)/summary
 
-.PHONY: run test test-base test-debug soak scale bench check-series check-strace deps source apply configure build patches model mutants
+.PHONY: run test test-base test-debug soak scale bench server check-series check-strace deps source apply configure build patches model mutants

@@ -1,0 +1,1281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * epoll_disable_server - a keep-alive HTTP/1.1 server that reaps its
+ * connections from outside its workers, under wrk's load.
+ *
+ * N workers wait in epoll_wait() on one set. Every connection is in it as
+ * EPOLLIN | EPOLLONESHOT with its struct conn in data.ptr; the worker that
+ * is handed the event reads the requests, answers each with a fixed 200
+ * and re-arms the connection with EPOLL_CTL_MOD. An acceptor thread adds
+ * connections, and a reaper thread closes them from outside the workers:
+ * those idle longer than -i, and -r forced closes a second at random, so
+ * that it reaps under load (wrk keeps every connection busy, so -I
+ * clients of the server's own connect and say nothing, for the idle
+ * reaper). How the reaper closes a connection that a worker may have
+ * just been handed is the protocol (-p):
+ *
+ *   disable   under the connection's mutex, mark it closing and ask
+ *             EPOLL_CTL_DISABLE: 0, nobody holds its event, so
+ *             EPOLL_CTL_DEL, close and free at once; EBUSY, a worker holds
+ *             it and, seeing "closing" under the mutex, deletes, closes
+ *             and frees it when it gets there
+ *   deferred  no kernel help: EPOLL_CTL_DEL and shutdown() at once, then
+ *             close and free only when every worker has passed a
+ *             quiescent point since (a global epoch, one counter per
+ *             worker, read before each epoll_wait())
+ *   naive     EPOLL_CTL_DEL, close and free under the mutex: unsafe
+ *
+ * On a kernel without the op, disable says so and runs deferred.
+ *
+ * The server runs wrk itself (-W, from PATH) against its own port for -d
+ * seconds, reads wrk's figures from a small Lua script it hands it, and
+ * then checks, each a TAP line:
+ *
+ *   1 no connection's state is touched after it was freed: freed
+ *     connections are poisoned and kept in a quarantine, so a worker that
+ *     takes the mutex of a freed one counts a late touch instead of
+ *     crashing
+ *   2 every connection is freed exactly once (a count per connection)
+ *   3 every accepted fd is closed exactly once (a generation per fd
+ *     number, so that closing a reused number counts too)
+ *   4 no request is lost that wrk did not see an error for: every request
+ *     read was answered or its answer failed on a closed socket; wrk saw
+ *     no timeout and no error status, counted no more answers than were
+ *     sent, and saw at least one socket error per connection that the
+ *     reaper closed on a request it had not read
+ *   5 the reaper closed connections while wrk's load ran, forced and
+ *     idle ones (with -I)
+ *
+ * -B breaks one check on purpose (its negative controls): leak-conn never
+ * frees a reaped connection and double-free frees it twice (check 2);
+ * leak-fd shuts a reaped connection's fd down but never closes it, and
+ * double-close closes it twice, the second time in the books only, which
+ * refuse it (check 3); drop leaves every 500th request unanswered (check
+ * 4). The naive protocol is the control of check 1, -r 0 -I 0 that of
+ * check 5.
+ *
+ * The figures (requests/s and latency from wrk, reaps/s, reclaim latency
+ * from the reaper's decision to the free, connections held awaiting
+ * reclaim) are one line starting with -P's prefix, for a script to
+ * collect: "server," then the protocol, workers, wrk's connections and
+ * seconds, idle ms, forced closes/s, requests/s, latency p50 and p99,
+ * reaps/s, reclaim latency p50 and p99, held mean and max, EBUSY answers
+ * and late touches (latencies in us).
+ *
+ * Exit: 0 all checks passed, 1 one failed, 4 wrk is missing.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Not in the C library's <sys/epoll.h>; the value is the kernel's ABI. */
+#ifndef EPOLL_CTL_DISABLE
+#define EPOLL_CTL_DISABLE 4
+#endif
+
+#define CONN_LIVE	0x600dc0deU
+#define CONN_POISON	0xdeadbeefU
+
+/* Workers wake this often without events: the deferred quiescent point */
+#define WAIT_MS		10
+/* Freed connections stay poisoned this long (in frees) before free() */
+#define QUARANTINE	16384
+#define MAX_IDS		(1 << 22)
+#define MAX_SAMPLES	(1 << 20)
+#define REQ_MAX		1024
+#define DROP_EVERY	500
+#define MAX_IDLERS	64
+
+static const char response[] =
+	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	"Content-Length: 3\r\n\r\nok\n";
+
+/* wrk calls done() at the end: one line of figures, latencies in us */
+static const char wrk_script[] =
+	"done = function(s, lat, req)\n"
+	"  local e = s.errors\n"
+	"  local f = string.rep(\",%.0f\", 9)\n"
+	"  io.write(string.format(\"wrk\" .. f .. \"\\n\", s.duration,\n"
+	"    s.requests, e.connect, e.read, e.write, e.status, e.timeout,\n"
+	"    lat:percentile(50), lat:percentile(99)))\n"
+	"end\n";
+
+enum protocol { PROTO_DISABLE, PROTO_DEFERRED, PROTO_NAIVE };
+enum fault {
+	FAULT_NONE, FAULT_LEAK_CONN, FAULT_DOUBLE_FREE, FAULT_LEAK_FD,
+	FAULT_DOUBLE_CLOSE, FAULT_DROP, NR_FAULTS
+};
+
+static const char *const protocol_names[] = {
+	[PROTO_DISABLE] = "disable",
+	[PROTO_DEFERRED] = "deferred",
+	[PROTO_NAIVE] = "naive",
+};
+
+static const char *const fault_names[] = {
+	[FAULT_NONE] = "none",
+	[FAULT_LEAK_CONN] = "leak-conn",
+	[FAULT_DOUBLE_FREE] = "double-free",
+	[FAULT_LEAK_FD] = "leak-fd",
+	[FAULT_DOUBLE_CLOSE] = "double-close",
+	[FAULT_DROP] = "drop",
+};
+
+static struct {
+	enum protocol protocol;
+	enum fault fault;
+	int workers, idlers;
+	int wrk_threads, wrk_conns, seconds;
+	long idle_ms, reap_rate, delay_us;
+	const char *wrk, *prefix;
+} opt = {
+	.protocol = PROTO_DISABLE,
+	.workers = 8,
+	.idlers = 4,
+	.wrk_threads = 2,
+	.wrk_conns = 64,
+	.seconds = 5,
+	.idle_ms = 250,
+	.reap_rate = 200,
+	.wrk = "wrk",
+	.prefix = "",
+};
+
+struct conn {
+	unsigned int tag;	/* CONN_LIVE, CONN_POISON once freed */
+	pthread_mutex_t lock;
+	int fd;
+	unsigned int gen;	/* the fd number's generation at accept */
+	unsigned long id;
+	bool closing;		/* no more requests: being closed */
+	bool reaped;		/* closing by the reaper's decision */
+	long long seen_ns;	/* last request, for the idle reaper */
+	long long reap_ns;	/* when the reaper decided */
+	unsigned long epoch;	/* deferred: retired in this epoch */
+	struct conn *next;	/* deferred: retire list */
+	size_t len;
+	char buf[REQ_MAX];
+};
+
+struct worker {
+	pthread_t thread;
+	atomic_ulong qs;	/* deferred: epoch at its last quiescent point */
+};
+
+struct wrk_figures {
+	bool seen;
+	double us, requests, connect, read, write, status, timeout, p50, p99;
+};
+
+static struct {
+	int epfd, lfd, quitfd, port;
+	struct worker *workers;
+	atomic_bool quit;
+
+	/* the connections by fd number, for the reaper: under table_lock */
+	pthread_mutex_t table_lock;
+	struct conn **table;
+	int table_size, table_hi;
+
+	/* every fd number's generation and whether it is open: fd_lock */
+	pthread_mutex_t fd_lock;
+	unsigned int *fd_gen;
+	unsigned char *fd_open;
+
+	/* deferred: the retire list, the reaper's alone */
+	atomic_ulong gp;
+	struct conn *retire_head, *retire_tail;
+
+	atomic_ulong accepted, closed, bad_closes, allocs, frees, bad_frees;
+	atomic_ulong requests, answered, send_failed, late, stale, errors;
+	atomic_ulong reaps_idle, reaps_forced, reap_now, reap_busy, unread;
+	atomic_ulong owner_closes, client_closes, next_id, idle_clients;
+	atomic_long held;
+	long held_max;
+	double held_sum;
+	unsigned long held_samples;
+	long long reap_from, reap_until;
+
+	/* reclaim latencies in ns: stats_lock */
+	pthread_mutex_t stats_lock;
+	long long *samples;
+	unsigned long nr_samples;
+
+	char first_error[160];
+} S = {
+	.table_lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd_lock = PTHREAD_MUTEX_INITIALIZER,
+	.stats_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* Freed connections, poisoned, and how often each id was freed */
+static struct {
+	pthread_mutex_t lock;
+	struct conn *ring[QUARANTINE];
+	long head, len;
+	unsigned char *freed;
+} Q = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void error_at(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_fetch_add(&S.errors, 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(S.first_error, sizeof(S.first_error), fmt, ap);
+	va_end(ap);
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void inc(atomic_ulong *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* xorshift64*: the reaper's own */
+static unsigned long rnd_next(unsigned long *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717UL;
+}
+
+/*
+ * Does this kernel have EPOLL_CTL_DISABLE? One without it copies an event
+ * for op 4 before it looks at the op: EFAULT for NULL, then EINVAL for a
+ * real one. Returns 1 if it has the op, 0 if not, -1 if op 4 answers
+ * neither way.
+ */
+static int probe(char *why, size_t len)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	int ep, sv[2], ret = -1;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		snprintf(why, len, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	ep = epoll_create1(0);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
+		snprintf(why, len, "epoll: %s", strerror(errno));
+	} else if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], NULL)) {
+		ret = 1;
+	} else if (errno != EFAULT) {
+		snprintf(why, len, "op 4 answers %s for a NULL event",
+			 strerror(errno));
+	} else if (epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], &ev) &&
+		   errno == EINVAL) {
+		snprintf(why, len, "op 4: EFAULT, then EINVAL with an event");
+		ret = 0;
+	} else {
+		snprintf(why, len, "op 4 with an event: %s, expected EINVAL",
+			 strerror(errno));
+	}
+	if (ep >= 0)
+		close(ep);
+	close(sv[0]);
+	close(sv[1]);
+	return ret;
+}
+
+static void sample_reclaim(struct conn *c)
+{
+	if (!c->reaped)
+		return;
+	pthread_mutex_lock(&S.stats_lock);
+	if (S.nr_samples < MAX_SAMPLES)
+		S.samples[S.nr_samples++] = now_ns() - c->reap_ns;
+	pthread_mutex_unlock(&S.stats_lock);
+}
+
+/* Poison @c and keep it for QUARANTINE more frees; count a second free */
+static void quarantine(struct conn *c)
+{
+	struct conn *old = NULL;
+
+	pthread_mutex_lock(&Q.lock);
+	if (c->tag != CONN_LIVE || Q.freed[c->id]++) {
+		inc(&S.bad_frees);
+		pthread_mutex_unlock(&Q.lock);
+		return;
+	}
+	c->tag = CONN_POISON;
+	inc(&S.frees);
+	if (Q.len == QUARANTINE) {
+		old = Q.ring[Q.head];
+		Q.ring[Q.head] = c;
+		Q.head = (Q.head + 1) % QUARANTINE;
+	} else {
+		Q.ring[(Q.head + Q.len++) % QUARANTINE] = c;
+	}
+	pthread_mutex_unlock(&Q.lock);
+	if (old) {
+		pthread_mutex_destroy(&old->lock);
+		free(old);
+	}
+}
+
+static void conn_free(struct conn *c)
+{
+	if (c->reaped && opt.fault == FAULT_LEAK_CONN)
+		return;
+	sample_reclaim(c);
+	quarantine(c);
+	if (c->reaped && opt.fault == FAULT_DOUBLE_FREE)
+		quarantine(c);
+}
+
+static void quarantine_drain(void)
+{
+	struct conn *c;
+
+	while (Q.len) {
+		c = Q.ring[Q.head];
+		Q.head = (Q.head + 1) % QUARANTINE;
+		Q.len--;
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+	}
+}
+
+/* Mark @c's fd closed in the books: false if it is not open as @c's */
+static bool fd_forget(struct conn *c)
+{
+	bool ok;
+
+	pthread_mutex_lock(&S.fd_lock);
+	ok = S.fd_open[c->fd] && S.fd_gen[c->fd] == c->gen;
+	if (ok)
+		S.fd_open[c->fd] = 0;
+	pthread_mutex_unlock(&S.fd_lock);
+	return ok;
+}
+
+/* Close the connection's fd once, as the books say (never a reused one) */
+static void fd_close(struct conn *c)
+{
+	if (c->reaped && opt.fault == FAULT_LEAK_FD) {
+		shutdown(c->fd, SHUT_RDWR);
+		return;
+	}
+	if (!fd_forget(c)) {
+		inc(&S.bad_closes);
+		return;
+	}
+	inc(&S.closed);
+	close(c->fd);
+	if (c->reaped && opt.fault == FAULT_DOUBLE_CLOSE && !fd_forget(c))
+		inc(&S.bad_closes);
+}
+
+/* Must be called with table_lock held. */
+static void table_remove_locked(struct conn *c)
+{
+	if (S.table[c->fd] != c)
+		error_at("fd %d: not its connection in the table", c->fd);
+	else
+		S.table[c->fd] = NULL;
+}
+
+static void table_remove(struct conn *c)
+{
+	pthread_mutex_lock(&S.table_lock);
+	table_remove_locked(c);
+	pthread_mutex_unlock(&S.table_lock);
+}
+
+static void conn_del(struct conn *c)
+{
+	if (epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL))
+		error_at("EPOLL_CTL_DEL of fd %d: %s", c->fd, strerror(errno));
+}
+
+/* Bytes the client sent that the server has not taken as a request */
+static bool has_unread(struct conn *c)
+{
+	int n = 0;
+
+	return c->len || (!ioctl(c->fd, FIONREAD, &n) && n > 0);
+}
+
+/*
+ * Close a connection whose event this worker holds, and free it.
+ * Must be called with c->lock held; drops it.
+ */
+static void conn_close_owned(struct conn *c)
+{
+	c->closing = true;
+	conn_del(c);
+	pthread_mutex_unlock(&c->lock);
+	table_remove(c);
+	fd_close(c);
+	if (c->reaped)
+		atomic_fetch_sub(&S.held, 1);
+	conn_free(c);
+}
+
+/* Answer one request; false if the socket is gone. Must hold c->lock. */
+static bool answer(struct conn *c)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	if (opt.fault == FAULT_DROP &&
+	    atomic_load(&S.requests) % DROP_EVERY == 0)
+		return true;
+	while (off < sizeof(response) - 1) {
+		n = send(c->fd, response + off, sizeof(response) - 1 - off,
+			 MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			inc(&S.send_failed);
+			return false;
+		}
+		off += n;
+	}
+	inc(&S.answered);
+	return true;
+}
+
+/* Take the complete requests out of c->buf. Must hold c->lock. */
+static bool serve(struct conn *c)
+{
+	char *end;
+	size_t used;
+
+	while ((end = memmem(c->buf, c->len, "\r\n\r\n", 4))) {
+		used = end + 4 - c->buf;
+		memmove(c->buf, c->buf + used, c->len - used);
+		c->len -= used;
+		inc(&S.requests);
+		if (!answer(c))
+			return false;
+	}
+	return c->len < sizeof(c->buf);
+}
+
+/*
+ * An event for @c: read and answer its requests and re-arm it, or close
+ * it if the client went away or the reaper wants it closed.
+ */
+static void handle(struct conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	ssize_t n;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->tag != CONN_LIVE) {
+		/* freed under us: only the naive protocol gets here */
+		inc(&S.late);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	if (c->closing) {
+		if (opt.protocol == PROTO_DISABLE) {
+			/* DISABLE said EBUSY: we hold the event, we close */
+			inc(&S.owner_closes);
+			conn_close_owned(c);
+		} else {
+			/* deferred: deleted, the reaper frees it later */
+			inc(&S.stale);
+			pthread_mutex_unlock(&c->lock);
+		}
+		return;
+	}
+	for (;;) {
+		n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len,
+			 MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n > 0) {
+			c->len += n;
+			if (serve(c))
+				continue;
+		}
+		inc(&S.client_closes);
+		conn_close_owned(c);
+		return;
+	}
+	c->seen_ns = now_ns();
+	ev.data.ptr = c;
+	if (epoll_ctl(S.epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		error_at("EPOLL_CTL_MOD of fd %d: %s", c->fd, strerror(errno));
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event ev;
+	int n;
+
+	for (;;) {
+		/*
+		 * deferred: the quiescent point. This worker holds no
+		 * connection, and its next epoll_wait() starts after every
+		 * EPOLL_CTL_DEL retired up to this epoch.
+		 */
+		atomic_store(&w->qs, atomic_load(&S.gp));
+		n = epoll_wait(S.epfd, &ev, 1, WAIT_MS);
+		if (n < 0 && errno != EINTR) {
+			error_at("epoll_wait: %s", strerror(errno));
+			return NULL;
+		}
+		if (n <= 0)
+			continue;
+		if (!ev.data.ptr)
+			return NULL;	/* quitfd */
+		/* the window in which the reaper may free it under us */
+		if (opt.delay_us)
+			sleep_us(opt.delay_us);
+		handle(ev.data.ptr);
+	}
+}
+
+static struct conn *conn_new(int fd)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	unsigned long id = atomic_fetch_add(&S.next_id, 1);
+
+	if (!c || id >= MAX_IDS) {
+		error_at("no room for connection %lu", id);
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	c->tag = CONN_LIVE;
+	c->fd = fd;
+	c->id = id;
+	c->seen_ns = now_ns();
+	inc(&S.allocs);
+	return c;
+}
+
+/* A new fd number, as open in the books; false if it was open already */
+static bool fd_opened(struct conn *c)
+{
+	bool was;
+
+	pthread_mutex_lock(&S.fd_lock);
+	was = S.fd_open[c->fd];
+	S.fd_open[c->fd] = 1;
+	c->gen = ++S.fd_gen[c->fd];
+	pthread_mutex_unlock(&S.fd_lock);
+	inc(&S.accepted);
+	return !was;
+}
+
+static void *acceptor(void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	struct conn *c;
+	int fd;
+
+	(void)arg;
+	for (;;) {
+		fd = accept4(S.lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (atomic_load(&S.quit))
+				return NULL;
+			if (errno != EINTR && errno != ECONNABORTED)
+				error_at("accept: %s", strerror(errno));
+			continue;
+		}
+		if (fd >= S.table_size) {
+			error_at("fd %d beyond the table", fd);
+			close(fd);
+			continue;
+		}
+		c = conn_new(fd);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		if (!fd_opened(c))
+			inc(&S.bad_closes);	/* closed without the books */
+		ev.data.ptr = c;
+		/* in the table before a worker can close it */
+		pthread_mutex_lock(&S.table_lock);
+		if (S.table[fd])
+			error_at("fd %d: in the table twice", fd);
+		S.table[fd] = c;
+		if (fd > S.table_hi)
+			S.table_hi = fd;
+		if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, fd, &ev))
+			error_at("EPOLL_CTL_ADD: %s", strerror(errno));
+		pthread_mutex_unlock(&S.table_lock);
+	}
+}
+
+/* deferred: the oldest epoch some worker may still hold a connection of */
+static unsigned long min_qs(void)
+{
+	unsigned long min = -1UL, v;
+	int i;
+
+	for (i = 0; i < opt.workers; i++) {
+		v = atomic_load(&S.workers[i].qs);
+		if (v < min)
+			min = v;
+	}
+	return min;
+}
+
+/* deferred: close and free what no worker can hold (@all: none runs) */
+static void reclaim(bool all)
+{
+	unsigned long min = all ? -1UL : min_qs();
+	struct conn *c;
+
+	while ((c = S.retire_head) && c->epoch <= min) {
+		S.retire_head = c->next;
+		if (!S.retire_head)
+			S.retire_tail = NULL;
+		fd_close(c);
+		atomic_fetch_sub(&S.held, 1);
+		conn_free(c);
+	}
+}
+
+static void retire(struct conn *c)
+{
+	/* after the DEL: a worker that sees this epoch cannot get it */
+	c->epoch = atomic_fetch_add(&S.gp, 1) + 1;
+	c->next = NULL;
+	if (S.retire_tail)
+		S.retire_tail->next = c;
+	else
+		S.retire_head = c;
+	S.retire_tail = c;
+	atomic_fetch_add(&S.held, 1);
+}
+
+/*
+ * Close @c from outside the workers, as the protocol says.
+ * Must be called with table_lock and c->lock held; drops c->lock.
+ */
+static void reap(struct conn *c)
+{
+	c->closing = true;
+	c->reaped = true;
+	c->reap_ns = now_ns();
+	if (has_unread(c))
+		inc(&S.unread);
+	switch (opt.protocol) {
+	case PROTO_DISABLE:
+		if (!epoll_ctl(S.epfd, EPOLL_CTL_DISABLE, c->fd, NULL)) {
+			inc(&S.reap_now);
+			conn_del(c);
+			table_remove_locked(c);
+			pthread_mutex_unlock(&c->lock);
+			fd_close(c);
+			conn_free(c);
+			return;
+		}
+		if (errno == EBUSY) {
+			/* a worker holds the event: it closes */
+			inc(&S.reap_busy);
+			atomic_fetch_add(&S.held, 1);
+		} else {
+			error_at("EPOLL_CTL_DISABLE: %s", strerror(errno));
+		}
+		pthread_mutex_unlock(&c->lock);
+		return;
+	case PROTO_DEFERRED:
+		conn_del(c);
+		shutdown(c->fd, SHUT_RDWR);
+		table_remove_locked(c);
+		pthread_mutex_unlock(&c->lock);
+		retire(c);
+		return;
+	case PROTO_NAIVE:
+		conn_del(c);
+		table_remove_locked(c);
+		pthread_mutex_unlock(&c->lock);
+		fd_close(c);
+		conn_free(c);
+		return;
+	}
+}
+
+/* Must be called with table_lock held; false if @c is not to be reaped */
+static bool lock_open(struct conn *c)
+{
+	if (!c)
+		return false;
+	pthread_mutex_lock(&c->lock);
+	if (!c->closing)
+		return true;
+	pthread_mutex_unlock(&c->lock);
+	return false;
+}
+
+/* A forced close: the first open connection from a random fd number on */
+static void reap_random(unsigned long *seed)
+{
+	int n, i, fd;
+
+	pthread_mutex_lock(&S.table_lock);
+	n = S.table_hi + 1;
+	fd = rnd_next(seed) % n;
+	for (i = 0; i < n; i++, fd = (fd + 1) % n) {
+		if (lock_open(S.table[fd])) {
+			inc(&S.reaps_forced);
+			reap(S.table[fd]);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&S.table_lock);
+}
+
+static void reap_idle(void)
+{
+	long long limit = now_ns() - opt.idle_ms * 1000000LL;
+	struct conn *c;
+	int fd;
+
+	pthread_mutex_lock(&S.table_lock);
+	for (fd = 0; fd <= S.table_hi; fd++) {
+		c = S.table[fd];
+		if (!lock_open(c))
+			continue;
+		if (c->seen_ns < limit) {
+			inc(&S.reaps_idle);
+			reap(c);
+		} else {
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+	pthread_mutex_unlock(&S.table_lock);
+}
+
+static void sample_held(void)
+{
+	long h = atomic_load(&S.held);
+
+	S.held_sum += h;
+	S.held_samples++;
+	if (h > S.held_max)
+		S.held_max = h;
+}
+
+static void *reaper(void *arg)
+{
+	long long t0 = S.reap_from, scan = t0, t;
+	unsigned long seed = 0x9e3779b97f4a7c15UL, done = 0;
+	long scan_ns = opt.idle_ms * 250000L;
+
+	(void)arg;
+	while ((t = now_ns()) < S.reap_until && !atomic_load(&S.quit)) {
+		while (done < (unsigned long)((t - t0) / 1e9 * opt.reap_rate)) {
+			reap_random(&seed);
+			done++;
+		}
+		if (t - scan >= scan_ns) {
+			reap_idle();
+			scan = t;
+		}
+		if (opt.protocol == PROTO_DEFERRED)
+			reclaim(false);
+		sample_held();
+		sleep_us(1000);
+	}
+	/* what is retired still gets reclaimed while the workers run */
+	while (opt.protocol == PROTO_DEFERRED && S.retire_head &&
+	       !atomic_load(&S.quit)) {
+		reclaim(false);
+		sleep_us(1000);
+	}
+	return NULL;
+}
+
+static int connect_local(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons(S.port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		error_at("idle client: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	inc(&S.idle_clients);
+	return fd;
+}
+
+/*
+ * Clients of our own that connect and say nothing, for the idle reaper:
+ * each one it closes connects again.
+ */
+static void *idler(void *arg)
+{
+	struct pollfd p[MAX_IDLERS];
+	char buf[256];
+	ssize_t n;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < opt.idlers; i++) {
+		p[i].fd = connect_local();
+		p[i].events = POLLIN;
+	}
+	while (now_ns() < S.reap_until && !atomic_load(&S.quit)) {
+		if (poll(p, opt.idlers, 10) <= 0)
+			continue;
+		for (i = 0; i < opt.idlers; i++) {
+			if (!p[i].revents)
+				continue;
+			n = recv(p[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (n > 0 || (n < 0 && errno == EAGAIN))
+				continue;
+			close(p[i].fd);
+			p[i].fd = connect_local();
+		}
+	}
+	for (i = 0; i < opt.idlers; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	return NULL;
+}
+
+static int listen_local(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int one = 1, fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+				 sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 4096) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		out("# cannot listen on 127.0.0.1: %s", strerror(errno));
+		return -1;
+	}
+	S.lfd = fd;
+	S.port = ntohs(sa.sin_port);
+	return 0;
+}
+
+static int setup(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	S.table_size = rl.rlim_cur > 65536 ? 65536 : rl.rlim_cur;
+	S.table = calloc(S.table_size, sizeof(*S.table));
+	S.fd_gen = calloc(S.table_size, sizeof(*S.fd_gen));
+	S.fd_open = calloc(S.table_size, 1);
+	S.workers = calloc(opt.workers, sizeof(*S.workers));
+	S.samples = calloc(MAX_SAMPLES, sizeof(*S.samples));
+	Q.freed = calloc(MAX_IDS, 1);
+	if (!S.table || !S.fd_gen || !S.fd_open || !S.workers || !S.samples ||
+	    !Q.freed) {
+		out("# out of memory");
+		return -1;
+	}
+	S.epfd = epoll_create1(EPOLL_CLOEXEC);
+	S.quitfd = eventfd(0, EFD_CLOEXEC);
+	if (S.epfd < 0 || S.quitfd < 0 ||
+	    epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.quitfd, &ev)) {
+		out("# epoll setup: %s", strerror(errno));
+		return -1;
+	}
+	return listen_local();
+}
+
+/* wrk against our port; its stdout comes back on the returned fd */
+static pid_t spawn_wrk(const char *script, int *rfd)
+{
+	char t[16], c[16], d[16], url[64];
+	int p[2];
+	pid_t pid;
+
+	snprintf(t, sizeof(t), "%d", opt.wrk_threads);
+	snprintf(c, sizeof(c), "%d", opt.wrk_conns);
+	snprintf(d, sizeof(d), "%ds", opt.seconds);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", S.port);
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], STDOUT_FILENO);
+		execlp(opt.wrk, opt.wrk, "-t", t, "-c", c, "-d", d,
+		       "--timeout", "5s", "-s", script, url, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	*rfd = p[0];
+	return pid;
+}
+
+/* Run wrk to the end and take its figures; its exit status */
+static int run_wrk(struct wrk_figures *w)
+{
+	char script[] = "/tmp/epoll_disable_server.XXXXXX", line[512];
+	int fd, status = -1;
+	FILE *f;
+	pid_t pid;
+
+	fd = mkstemp(script);
+	if (fd < 0 || write(fd, wrk_script, sizeof(wrk_script) - 1) !=
+		      (ssize_t)sizeof(wrk_script) - 1) {
+		out("# wrk script: %s", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	pid = spawn_wrk(script, &fd);
+	if (pid < 0) {
+		out("# cannot run wrk: %s", strerror(errno));
+		unlink(script);
+		return -1;
+	}
+	f = fdopen(fd, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "wrk,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+			   &w->us, &w->requests, &w->connect, &w->read,
+			   &w->write, &w->status, &w->timeout, &w->p50,
+			   &w->p99) == 9)
+			w->seen = true;
+	if (f)
+		fclose(f);
+	waitpid(pid, &status, 0);
+	unlink(script);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Stop every thread; close and free what is left, as at exit */
+static void stop(pthread_t acc, pthread_t rpr, pthread_t idl)
+{
+	uint64_t one = 1;
+	struct conn *c;
+	int i;
+
+	atomic_store(&S.quit, true);
+	pthread_join(idl, NULL);
+	shutdown(S.lfd, SHUT_RDWR);
+	pthread_join(acc, NULL);
+	pthread_join(rpr, NULL);
+	if (write(S.quitfd, &one, sizeof(one)) != sizeof(one))
+		error_at("quitfd: %s", strerror(errno));
+	for (i = 0; i < opt.workers; i++)
+		pthread_join(S.workers[i].thread, NULL);
+	reclaim(true);
+	for (i = 0; i <= S.table_hi; i++) {
+		c = S.table[i];
+		if (!c)
+			continue;
+		if (c->reaped)
+			error_at("fd %d: reaped with EBUSY, never closed", i);
+		S.table[i] = NULL;
+		conn_del(c);
+		fd_close(c);
+		conn_free(c);
+	}
+	quarantine_drain();
+	close(S.lfd);
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double pct_us(double p)
+{
+	if (!S.nr_samples)
+		return 0;
+	return S.samples[(unsigned long)(p * (S.nr_samples - 1))] / 1e3;
+}
+
+static int nr_checks;
+
+static bool check(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - %s\n", ok ? "" : "not ", ++nr_checks, name);
+	if (!ok) {
+		printf("#   ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
+	}
+	return ok;
+}
+
+#define N(x)	atomic_load(&S.x)
+
+/* Checks 4's: every request answered, or lost where wrk saw an error */
+static bool requests_ok(const struct wrk_figures *w, char *why, size_t len)
+{
+	double errs = w->connect + w->read + w->write;
+
+	if (!w->seen)
+		snprintf(why, len, "wrk printed no figures");
+	else if (N(requests) != N(answered) + N(send_failed))
+		snprintf(why, len, "%lu requests read, %lu answered, %lu answers failed",
+			 N(requests), N(answered), N(send_failed));
+	else if (w->timeout || w->status)
+		snprintf(why, len, "wrk: %.0f timeouts, %.0f error statuses",
+			 w->timeout, w->status);
+	else if (w->requests > N(answered))
+		snprintf(why, len, "wrk counted %.0f answers, %lu were sent",
+			 w->requests, N(answered));
+	else if (errs < N(unread))
+		snprintf(why, len, "%lu connections reaped on an unread request, wrk saw %.0f socket errors",
+			 N(unread), errs);
+	else
+		return true;
+	return false;
+}
+
+static int report(const struct wrk_figures *w)
+{
+	double secs = (S.reap_until - S.reap_from) / 1e9, wsecs = w->us / 1e6;
+	unsigned long reaps = N(reaps_idle) + N(reaps_forced);
+	double held = S.held_samples ? S.held_sum / S.held_samples : 0;
+	char why[200];
+	bool ok = true;
+
+	qsort(S.samples, S.nr_samples, sizeof(*S.samples), cmp_ll);
+	out("# wrk: %.0f requests, %.0f/s, latency p50 %.0f us p99 %.0f us; socket errors: connect %.0f read %.0f write %.0f, timeouts %.0f, error statuses %.0f",
+	    w->requests, wsecs > 0 ? w->requests / wsecs : 0, w->p50, w->p99,
+	    w->connect, w->read, w->write, w->timeout, w->status);
+	out("# server: %lu connections (%lu idle clients), %lu requests, %lu answered; %lu closed by the client",
+	    N(allocs), N(idle_clients), N(requests), N(answered),
+	    N(client_closes));
+	out("# reaper: %lu reaps (%lu idle, %lu forced, %lu on an unread request): %lu closed at once, %lu EBUSY closed by their worker",
+	    reaps, N(reaps_idle), N(reaps_forced), N(unread), N(reap_now),
+	    N(owner_closes));
+	out("# reclaim latency p50 %.0f us p99 %.0f us; held awaiting reclaim %.1f on average, %ld at most; %lu stale events, %lu late touches",
+	    pct_us(0.5), pct_us(0.99), held, S.held_max, N(stale), N(late));
+	out("%sserver,%s,%d,%d,%d,%ld,%ld,%.0f,%.0f,%.0f,%.1f,%.0f,%.0f,%.1f,%ld,%lu,%lu",
+	    opt.prefix, protocol_names[opt.protocol], opt.workers,
+	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.reap_rate,
+	    wsecs > 0 ? w->requests / wsecs : 0,
+	    w->p50, w->p99, secs > 0 ? reaps / secs : 0, pct_us(0.5),
+	    pct_us(0.99), held, S.held_max, N(reap_busy), N(late));
+
+	ok &= check(!N(late), "no connection state touched after it was freed",
+		    "%lu late touches", N(late));
+	ok &= check(N(allocs) == N(frees) && !N(bad_frees),
+		    "every connection freed exactly once",
+		    "%lu connections, %lu freed, %lu frees of a freed one",
+		    N(allocs), N(frees), N(bad_frees));
+	ok &= check(N(accepted) == N(closed) && !N(bad_closes),
+		    "every fd closed exactly once",
+		    "%lu accepted, %lu closed, %lu closes of a closed fd",
+		    N(accepted), N(closed), N(bad_closes));
+	ok &= check(requests_ok(w, why, sizeof(why)),
+		    "no request lost that wrk did not see an error for",
+		    "%s", why);
+	ok &= check(N(reaps_forced) > 0 && w->requests > 0 &&
+		    (N(reaps_idle) > 0 || !opt.idlers),
+		    "connections reaped under load",
+		    "%lu forced and %lu idle reaps, %.0f requests",
+		    N(reaps_forced), N(reaps_idle), w->requests);
+	if (N(errors)) {
+		out("# %lu errors, the first: %s", N(errors), S.first_error);
+		ok = false;
+	}
+	printf("1..%d\n", nr_checks);
+	return ok ? 0 : 1;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-p disable|deferred|naive] [-t workers] [-I idle clients]\n"
+		"          [-c conns] [-T wrk threads] [-d seconds] [-i idle ms]\n"
+		"          [-r reaps/s] [-w delay us] [-W wrk] [-P prefix]\n"
+		"          [-B leak-conn|double-free|leak-fd|double-close|drop]\n",
+		prog);
+	exit(2);
+}
+
+static int pick(const char *s, const char *const *names, int n,
+		const char *prog)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	usage(prog);
+	return 0;
+}
+
+static long number(const char *s, long min, long max, const char *prog)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*end || end == s || v < min || v > max)
+		usage(prog);
+	return v;
+}
+
+static void parse(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "p:t:I:c:T:d:i:r:w:B:W:P:")) != -1) {
+		switch (c) {
+		case 'p':
+			opt.protocol = pick(optarg, protocol_names, 3, argv[0]);
+			break;
+		case 't':
+			opt.workers = number(optarg, 1, 1024, argv[0]);
+			break;
+		case 'I':
+			opt.idlers = number(optarg, 0, MAX_IDLERS, argv[0]);
+			break;
+		case 'c':
+			opt.wrk_conns = number(optarg, 1, 10000, argv[0]);
+			break;
+		case 'T':
+			opt.wrk_threads = number(optarg, 1, 64, argv[0]);
+			break;
+		case 'd':
+			opt.seconds = number(optarg, 2, 3600, argv[0]);
+			break;
+		case 'i':
+			opt.idle_ms = number(optarg, 1, 3600000, argv[0]);
+			break;
+		case 'r':
+			opt.reap_rate = number(optarg, 0, 1000000, argv[0]);
+			break;
+		case 'w':
+			opt.delay_us = number(optarg, 0, 1000000, argv[0]);
+			break;
+		case 'B':
+			opt.fault = pick(optarg, fault_names, NR_FAULTS,
+					 argv[0]);
+			break;
+		case 'W':
+			opt.wrk = optarg;
+			break;
+		case 'P':
+			opt.prefix = optarg;
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (optind != argc || opt.wrk_conns < opt.wrk_threads)
+		usage(argv[0]);
+}
+
+int main(int argc, char **argv)
+{
+	struct wrk_figures w = { 0 };
+	pthread_t acc, rpr, idl;
+	char why[128];
+	int i, rc, have;
+
+	parse(argc, argv);
+	have = probe(why, sizeof(why));
+	if (have < 0) {
+		out("not ok 1 - EPOLL_CTL_DISABLE probe: %s", why);
+		return 1;
+	}
+	if (!have && opt.protocol == PROTO_DISABLE) {
+		out("# kernel without EPOLL_CTL_DISABLE (%s): deferred reclamation instead",
+		    why);
+		opt.protocol = PROTO_DEFERRED;
+	}
+	out("# protocol %s, %d workers; wrk: %d threads, %d connections, %d s; reaper: idle %ld ms, %ld forced closes/s%s%s",
+	    protocol_names[opt.protocol], opt.workers, opt.wrk_threads,
+	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.reap_rate,
+	    opt.fault ? "; broken on purpose: " : "",
+	    opt.fault ? fault_names[opt.fault] : "");
+	if (setup())
+		return 1;
+	for (i = 0; i < opt.workers; i++)
+		if (pthread_create(&S.workers[i].thread, NULL, worker,
+				   &S.workers[i])) {
+			out("# pthread_create: %s", strerror(errno));
+			return 1;
+		}
+	/* reap until a second before wrk stops, not while it winds down */
+	S.reap_from = now_ns();
+	S.reap_until = S.reap_from + (opt.seconds - 1) * 1000000000LL;
+	if (pthread_create(&acc, NULL, acceptor, NULL) ||
+	    pthread_create(&rpr, NULL, reaper, NULL) ||
+	    pthread_create(&idl, NULL, idler, NULL)) {
+		out("# pthread_create: %s", strerror(errno));
+		return 1;
+	}
+	rc = run_wrk(&w);
+	stop(acc, rpr, idl);
+	if (rc == 127 && !w.seen) {
+		out("# SKIP %s not found: install wrk", opt.wrk);
+		return 4;
+	}
+	if (rc)
+		out("# wrk exited %d", rc);
+	return report(&w) || rc ? 1 : 0;
+}
