@@ -134,7 +134,8 @@ build: configure
 
 # The series as a reviewer checks it: regenerated from the sources and
 # compared, git am on the pristine base, checkpatch --strict, a build after
-# every patch; and the man page
+# every patch, sparse and W=1 against the base's own warnings (which need
+# the kernel built with the series and without it); and the man page
 check-series: deps source
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
@@ -142,6 +143,9 @@ check-series: deps source
 	@$(S)/check-man
 	@$(S)/apply && $(S)/configure
 	@$(S)/check-bisect
+	@$(S)/build && UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
+		UNPATCHED=1 $(S)/build || true
+	@$(S)/check-warnings
 	@$(S)/summary
 
 # Regenerate patches/<base>/ from the component sources and messages
