@@ -21,7 +21,7 @@ export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where a suite counts its checks (scripts/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
-test test-base test-debug soak scale bench server model mutants check-series check-strace: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+test test-base test-debug test-kcsan soak scale bench server model mutants check-series check-strace: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 
 run: build
 	@$(S)/initramfs run
@@ -90,6 +90,17 @@ test-debug: deps source
 	@EXPECT_SPLAT=1 $(S)/check-guest warn
 	@$(S)/summary
 
+# The data-race checks (scripts/check-kcsan): the guest's load on kernels
+# with KCSAN (Kconfig.kcsan.fragment), with the series, without it, and
+# with a deliberately unlocked write in ep_disable(), which must be
+# reported.  Not part of make test: three more builds and slow guests.
+test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.kcsan.fragment
+test-kcsan: deps source
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(S)/check-kcsan
+	@$(S)/summary
+
 # N rounds in one boot (the selftest, and the naive control), for each
 # -smp count in SMP
 soak: build
@@ -147,7 +158,8 @@ build: configure
 
 # The series as a reviewer checks it: regenerated from the sources and
 # compared, git am on the pristine base, checkpatch --strict, a build after
-# every patch; and the man page
+# every patch, sparse and W=1 against the base's own warnings (which need
+# the kernel built with the series and without it); and the man page
 check-series: deps source
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
@@ -155,6 +167,9 @@ check-series: deps source
 	@$(S)/check-man
 	@$(S)/apply && $(S)/configure
 	@$(S)/check-bisect
+	@$(S)/build && UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
+		UNPATCHED=1 $(S)/build || true
+	@$(S)/check-warnings
 	@$(S)/summary
 
 # Regenerate patches/<base>/ from the component sources and messages
@@ -185,4 +200,4 @@ mutants: deps source
 	@$(S)/check-mutants $(MUTANTS)
 	@$(S)/summary
 
-.PHONY: run test test-base test-debug soak scale bench server check-series check-strace deps source apply configure build patches model mutants
+.PHONY: run test test-base test-debug test-kcsan soak scale bench server check-series check-strace deps source apply configure build patches model mutants

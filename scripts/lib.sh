@@ -191,12 +191,14 @@ start_dir() {
 
 # A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
 # fs-eventpoll/<dir>/mutants/NAME.edit on top of the series, <dir> as the
-# base file's mutants= says (bases whose ep_disable() reads the same share)
+# base file's mutants= says (bases whose ep_disable() reads the same share).
+# MUTANT_SET=races takes it from races/ instead: data races, which KCSAN
+# must report (make test-kcsan), not wrong answers for the selftest.
 mutant_dir() {
 	local d
 	d=$(base_conf mutants)
 	[ -n "$d" ] || die "Linux $(base_version) has no mutants (scripts/bases/$(basename "$(series_dir)"): mutants=)"
-	echo "$TOP/fs-eventpoll/$d/mutants"
+	echo "$TOP/fs-eventpoll/$d/${MUTANT_SET:-mutants}"
 }
 
 # The tree to build: the base with the series (and the mutant, if any),
@@ -358,9 +360,12 @@ judge_plan() {
 
 # splats LOG: the first lines of any kernel report in a console log: a
 # WARN or BUG, an Oops, a panic, KASAN, UBSAN, lockdep (3.6 and 6.12
-# words), list corruption, a hung task
+# words), list corruption, a hung task.  With KCSAN=1 (make test-kcsan)
+# data-race reports are left out: scripts/check-kcsan judges those.
 splats() {
-	tr -d '\r' <"$1" | grep -E -m 5 -e '-+\[ cut here \]-+|WARNING: |BUG: |Oops|general protection fault|Kernel panic|KASAN: |UBSAN: |\[ INFO: |INFO: task .* blocked|list_(add|del) corruption|Call Trace:'
+	local skip='^$'
+	[ -z "${KCSAN:-}" ] || skip='BUG: KCSAN: '
+	tr -d '\r' <"$1" | grep -v -e "$skip" | grep -E -m 5 -e '-+\[ cut here \]-+|WARNING: |BUG: |Oops|general protection fault|Kernel panic|KASAN: |UBSAN: |\[ INFO: |INFO: task .* blocked|list_(add|del) corruption|Call Trace:'
 }
 
 # check NAME CMD...: run a command quietly and record whether it succeeded;
