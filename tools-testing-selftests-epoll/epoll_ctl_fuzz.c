@@ -63,10 +63,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Not in the C library's <sys/epoll.h>; the value is the kernel's ABI. */
-#ifndef EPOLL_CTL_DISABLE
-#define EPOLL_CTL_DISABLE 4
-#endif
+#include "epoll_disable_util.h"
+
+/* Not in the C library's <sys/epoll.h> of older systems */
 #ifndef EPOLLEXCLUSIVE
 #define EPOLLEXCLUSIVE	0x10000000U
 #endif
@@ -291,14 +290,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 static const char *err_name(int err, char *buf, size_t len)

@@ -82,10 +82,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Not in the C library's <sys/epoll.h>; the value is the kernel's ABI. */
-#ifndef EPOLL_CTL_DISABLE
-#define EPOLL_CTL_DISABLE 4
-#endif
+#include "epoll_disable_util.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -168,77 +165,6 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 	out("# FAIL %s", buf);
 	exit_status = 1;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* xorshift64*: one state per thread, no locks */
-static unsigned long rnd_next(unsigned long *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717UL;
-}
-
-/*
- * Does this kernel have EPOLL_CTL_DISABLE? As in epoll_disable_test: a
- * kernel without it copies an event for op 4 before it looks at the op
- * (EFAULT for a NULL event) and then rejects the op (EINVAL). Returns 1 if
- * it has the op, 0 if not, -1 if it claims the op but gets it wrong.
- */
-static int probe(char *why, size_t len)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	int ep, sv[2], ret = -1;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
-		snprintf(why, len, "socketpair: %s", strerror(errno));
-		return -1;
-	}
-	ep = epoll_create1(0);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
-		snprintf(why, len, "epoll setup: %s", strerror(errno));
-		goto out;
-	}
-	if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], NULL)) {
-		snprintf(why, len, "EPOLL_CTL_DISABLE supported");
-		ret = 1;
-	} else if (errno != EFAULT) {
-		snprintf(why, len,
-			 "op 4 with a NULL event: %s, expected 0 or EFAULT",
-			 strerror(errno));
-	} else if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], &ev)) {
-		snprintf(why, len,
-			 "op 4 works but reads its event argument");
-	} else if (errno == EINVAL) {
-		snprintf(why, len,
-			 "EPOLL_CTL_DISABLE not supported by this kernel");
-		ret = 0;
-	} else {
-		snprintf(why, len, "op 4 with an event: %s, expected EINVAL",
-			 strerror(errno));
-	}
-out:
-	if (ep >= 0)
-		close(ep);
-	close(sv[0]);
-	close(sv[1]);
-	return ret;
 }
 
 /* Raise RLIMIT_NOFILE to @need if we may; returns the soft limit */
@@ -1640,7 +1566,7 @@ int main(int argc, char **argv)
 	    mode_names[opt.mode], u.release, u.machine);
 	out("# smp %ld", sysconf(_SC_NPROCESSORS_ONLN));
 
-	avail = probe(why, sizeof(why));
+	avail = probe_disable(why, sizeof(why));
 	have_disable = avail > 0;
 	if (avail < 0)
 		fail("EPOLL_CTL_DISABLE probe: %s", why);

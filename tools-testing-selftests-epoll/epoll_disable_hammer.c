@@ -31,9 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#ifndef EPOLL_CTL_DISABLE
-#define EPOLL_CTL_DISABLE 4
-#endif
+#include "epoll_disable_util.h"
 
 static int ep, sv[2];
 static atomic_bool stop;

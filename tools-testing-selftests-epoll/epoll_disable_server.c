@@ -87,10 +87,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Not in the C library's <sys/epoll.h>; the value is the kernel's ABI. */
-#ifndef EPOLL_CTL_DISABLE
-#define EPOLL_CTL_DISABLE 4
-#endif
+#include "epoll_disable_util.h"
 
 #define CONN_LIVE	0x600dc0deU
 #define CONN_POISON	0xdeadbeefU
@@ -257,72 +254,9 @@ static void error_at(const char *fmt, ...)
 	va_end(ap);
 }
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_us(long us)
-{
-	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static void inc(atomic_ulong *c)
 {
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
-/* xorshift64*: the reaper's own */
-static unsigned long rnd_next(unsigned long *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717UL;
-}
-
-/*
- * Does this kernel have EPOLL_CTL_DISABLE? One without it copies an event
- * for op 4 before it looks at the op: EFAULT for NULL, then EINVAL for a
- * real one. Returns 1 if it has the op, 0 if not, -1 if op 4 answers
- * neither way.
- */
-static int probe(char *why, size_t len)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	int ep, sv[2], ret = -1;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
-		snprintf(why, len, "socketpair: %s", strerror(errno));
-		return -1;
-	}
-	ep = epoll_create1(0);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
-		snprintf(why, len, "epoll: %s", strerror(errno));
-	} else if (!epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], NULL)) {
-		ret = 1;
-	} else if (errno != EFAULT) {
-		snprintf(why, len, "op 4 answers %s for a NULL event",
-			 strerror(errno));
-	} else if (epoll_ctl(ep, EPOLL_CTL_DISABLE, sv[0], &ev) &&
-		   errno == EINVAL) {
-		snprintf(why, len, "op 4: EFAULT, then EINVAL with an event");
-		ret = 0;
-	} else {
-		snprintf(why, len, "op 4 with an event: %s, expected EINVAL",
-			 strerror(errno));
-	}
-	if (ep >= 0)
-		close(ep);
-	close(sv[0]);
-	close(sv[1]);
-	return ret;
 }
 
 static void sample_reclaim(struct conn *c)
@@ -1237,14 +1171,13 @@ int main(int argc, char **argv)
 	int i, rc, have;
 
 	parse(argc, argv);
-	have = probe(why, sizeof(why));
+	have = probe_disable(why, sizeof(why));
 	if (have < 0) {
 		out("not ok 1 - EPOLL_CTL_DISABLE probe: %s", why);
 		return 1;
 	}
 	if (!have && opt.protocol == PROTO_DISABLE) {
-		out("# kernel without EPOLL_CTL_DISABLE (%s): deferred reclamation instead",
-		    why);
+		out("# %s: deferred reclamation instead", why);
 		opt.protocol = PROTO_DEFERRED;
 	}
 	out("# protocol %s, %d workers; wrk: %d threads, %d connections, %d s; reaper: idle %ld ms, %ld forced closes/s%s%s",
