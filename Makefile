@@ -113,8 +113,9 @@ soak: build
 	done
 	@$(S)/summary
 
-# The stress test once at scale: 10,000 items, 500 readers (plans/scale);
-# the bytes the writer leaves in 10,000 socketpairs need more than 1G
+# The stress test once at scale: 10,000 items, 500 readers
+# (scripts/guest/plans/scale); the bytes the writer leaves in 10,000
+# socketpairs need more than 1G
 scale: build
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"

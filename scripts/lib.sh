@@ -225,14 +225,14 @@ base_lacks() {
 	done < <(base_conf requires)
 }
 
-# plan_text NAME: scripts/plans/NAME as this base runs it.  A line whose
-# name starts with [FEATURE] is kept only where the base has FEATURE, one
-# with [!FEATURE] only where it has not (the base file's features, and
-# "upstream" where it has upstream epoll selftests); @upstream@ is their
-# number.
+# plan_text NAME: scripts/guest/plans/NAME as this base runs it.  A line
+# whose name starts with [FEATURE] is kept only where the base has
+# FEATURE, one with [!FEATURE] only where it has not (the base file's
+# features, and "upstream" where it has upstream epoll selftests);
+# @upstream@ is their number.
 plan_text() {
-	local f=$TOP/scripts/plans/$1
-	[ -f "$f" ] || die "no plan '$1' in scripts/plans/"
+	local f=$TOP/scripts/guest/plans/$1
+	[ -f "$f" ] || die "no plan '$1' in scripts/guest/plans/"
 	upstream=$(base_conf upstream) has=" $(base_conf features)$(
 		[ -z "$(base_conf upstream)" ] || echo ' upstream') " awk '
 	match($0, /^\[!?[a-z_]+\] */) {
@@ -321,7 +321,7 @@ record() {
 }
 
 # judge_plan PLAN LOG TAG PREFIX: for each entry of PLAN, find its output in
-# LOG (framed by run-plan), print it as TAP comments and record, as PREFIX
+# LOG (framed by guest/run-plan), print it as TAP comments and record, as PREFIX
 # and the entry's name, whether the command exited as expected and printed
 # what it must.  Fails if any did not.
 judge_plan() {
