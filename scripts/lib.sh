@@ -30,6 +30,7 @@ DEFAULT_BASES="7.3 6.12 6.1"
 base_conf_in() {
 	sed -n "s/^$1=//p" "$2"
 }
+# shellcheck disable=SC2012 # base files are named vX.Y
 SUPPORTED=$(cd "$BASES_DIR" && ls v* | sed 's/^v//' | sort -rV | xargs)
 DEBIAN_BASES=$(for b in $SUPPORTED; do
 	[ -z "$(base_conf_in package "$BASES_DIR/v$b")" ] || echo "$b"
@@ -49,6 +50,7 @@ DEBIAN_SUITE=$(base_conf_in suite "$BASES_DIR/v$DEBIAN_BASE")
 
 # What the committed patches say in place of the Signed-off-by of whoever
 # sends them: 'make patches SIGNOFF="Name <addr>"' puts that in
+# shellcheck disable=SC2034 # for gen-patches and check-series
 SIGNOFF_PLACEHOLDER='Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>'
 
 # need TOOL PACKAGE: stop with the fix if a tool is missing
@@ -100,6 +102,7 @@ private_apt() {
 	rm -rf "$1"
 	mkdir -p "$1/lists/partial" "$1/cache/archives/partial"
 	echo "$2" >"$1/sources.list"
+	# shellcheck disable=SC2034 # the caller's
 	apt_opts=(-q -o "Dir::Etc::SourceList=$1/sources.list"
 		-o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$1/lists"
 		-o "Dir::Cache=$1/cache")
@@ -248,13 +251,16 @@ plan_text() {
 
 # kconfig_start, kconfig_update: the Kconfig targets that make the config
 # to start from and that fill in a .config's missing symbols
+# shellcheck disable=SC2046 # config= is two words
 kconfig_start() { set -- $(base_conf config); echo "$1"; }
+# shellcheck disable=SC2046 # config= is two words
 kconfig_update() { set -- $(base_conf config); echo "$2"; }
 
 # The test kernel's options: the fragments the tests need, each line of
 # which must stick (Kconfig.fragment, then EXTRA_FRAGMENT, a later one
 # overriding an earlier), and Kconfig.trim.fragment, merged first, which
 # only makes the kernel smaller: a base may not honour all of it
+# shellcheck disable=SC2086 # no word when EXTRA_FRAGMENT is unset
 needed_fragments() { echo "$TOP/Kconfig.fragment" ${EXTRA_FRAGMENT:-}; }
 trim_fragments() { echo "$TOP/Kconfig.trim.fragment"; }
 
@@ -329,7 +335,7 @@ judge_plan() {
 	local name expect match cmd section got why
 	while IFS='|' read -r name expect match cmd; do
 		case $name in '' | '#'*) continue ;; esac
-		# shellcheck disable=SC2086
+		# shellcheck disable=SC2086,SC2116 # echo trims and squeezes blanks
 		name=$(echo $name) expect=$(echo $expect) match=$(echo $match)
 		cmd=$(echo "$cmd" | sed 's/^ *//; s/ *$//')
 		section=$(tr -d '\r' <"$log" | awk -v b="$tag begin $name" \
