@@ -91,7 +91,7 @@ debian_debs() { echo "$CACHE/debian/$DEBIAN_SUITE"; }
 debian_mirror() {
 	local codename
 	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	# shellcheck disable=SC2016
+	# shellcheck disable=SC2016 # apt's $(...) fields, not the shell's
 	apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
 		awk -v c="$codename" '$2 == c { print $1; exit }'
 }
@@ -110,7 +110,7 @@ private_apt() {
 # The newest fetched package
 debian_deb() {
 	local deb
-	# shellcheck disable=SC2012
+	# shellcheck disable=SC2012 # Debian's .deb names have no blanks
 	deb=$(ls "$(debian_debs)/${DEBIAN_PKG}_"*.deb 2>/dev/null | sort -V | tail -n 1)
 	[ -n "$deb" ] ||
 		die "$DEBIAN_PKG is not fetched yet: run 'make source${BASE:+ BASE=$BASE}'"
@@ -184,7 +184,7 @@ toolchain_patches() {
 # fixes (a worktree keyed by their content)
 start_dir() {
 	if use_toolchain; then
-		# shellcheck disable=SC2046
+		# shellcheck disable=SC2046 # a path a word
 		echo "$CACHE/work/$(basename "$(base_dir)")-toolchain-$( {
 			base_commit; cat $(toolchain_patches); } | digest)"
 	else
@@ -212,7 +212,7 @@ tree_dir() {
 		start_dir
 		return
 	fi
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2046 # a path a word
 	echo "$CACHE/work/$(basename "$(base_dir)")-$( {
 		base_commit; cat $(toolchain_patches) $(series_patches)
 		[ -z "${MUTANT:-}" ] || cat "$(mutant_dir)"/*; } | digest)${MUTANT:+-$MUTANT}"
@@ -291,11 +291,11 @@ unmet_options() {
 # The build directory, inside the tree (one level down, so that kbuild uses
 # relative paths and ccache hits across trees): keyed by the config inputs
 config_inputs() {
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2046 # a path a word
 	echo $(trim_fragments) $(needed_fragments) "$TOP/scripts/configure"
 }
 build_dir() {
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2046 # a path a word
 	echo "$(tree_dir)/build-$(digest $(config_inputs))"
 }
 
