@@ -2,6 +2,7 @@
 # Shared by the .bats files here: lib.sh's functions in the test's shell,
 # with none of the variables that the steps pass between them (make test
 # runs these tests, and its RESULTS must not count them twice).
+# shellcheck disable=SC2034 # DATA, TAG, OTHER_TAG: for the .bats files
 TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DATA=$TESTS/data
 SCRIPTS=$(dirname "$TESTS")

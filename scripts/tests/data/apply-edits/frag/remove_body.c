@@ -1,0 +1,2 @@
+	/* removes the item */
+	return 1;

@@ -1,0 +1,2 @@
+	case EPOLL_CTL_DISABLE:
+		return ep_disable(ep, epi);

@@ -1,0 +1,1 @@
+#define EPOLL_CTL_DISABLE 4

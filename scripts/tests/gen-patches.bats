@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# scripts/gen-patches on a tiny fake tree (data/gen-patches/): a copy of
+# the scripts in a fake checkout (top/: two messages, their edits in three
+# components), the base made from a three-file "kernel" by scripts/source
+# as from any KSRC= tree.  No seam is needed: lib.sh finds TOP from where
+# it lies, and the cache from EPOLL_DISABLE_CACHE.
+
+load helpers
+
+setup() {
+	G=$DATA/gen-patches
+	top=$BATS_TEST_TMPDIR/top
+	cp -r "$G/top" "$top"
+	mkdir -p "$top/scripts"
+	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/source" "$SCRIPTS/gen-patches" \
+		"$SCRIPTS/apply-edits" "$SCRIPTS/bases" "$top/scripts/"
+	cp -r "$G/base" "$BATS_TEST_TMPDIR/linux"
+	# git as on a machine with no configuration of its own
+	export HOME=$BATS_TEST_TMPDIR GIT_CONFIG_NOSYSTEM=1
+	export GIT_CONFIG_GLOBAL=/dev/null
+	export EPOLL_DISABLE_CACHE=$BATS_TEST_TMPDIR/cache
+	export KSRC=$BATS_TEST_TMPDIR/linux
+	export SIGNOFF="A U Thor <author@example.org>"
+	"$top/scripts/source" 2>/dev/null
+}
+
+@test "gen-patches: the same sources give the same bytes, twice" {
+	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/one"
+	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/two"
+	diff -r "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
+	# and the bytes recorded here (data/gen-patches/expected/)
+	diff -r "$G/expected" "$BATS_TEST_TMPDIR/one"
+}
+
+@test "gen-patches: a series, its cover letter, signed off by SIGNOFF" {
+	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	cd "$BATS_TEST_TMPDIR/out"
+	[ "$(ls)" = "0000-cover-letter.patch
+0001-epoll-add-EPOLL_CTL_DISABLE.patch
+0002-selftests-epoll-test-EPOLL_CTL_DISABLE.patch
+series" ]
+	[ "$(grep -v '^#' series)" = "0001-epoll-add-EPOLL_CTL_DISABLE.patch
+0002-selftests-epoll-test-EPOLL_CTL_DISABLE.patch" ]
+	grep -qx 'Subject: \[PATCH v5 0/2\] epoll: a tiny series for the tests of gen-patches' 0000-cover-letter.patch
+	grep -qx 'To: linux-fsdevel@vger.kernel.org' 0001-*.patch
+	grep -qx 'Cc: A Reviewer <reviewer@example.org>' 0002-*.patch
+	grep -qx 'Signed-off-by: A U Thor <author@example.org>' 0001-*.patch
+	grep -qx 'From: A U Thor <author@example.org>' 0002-*.patch
+	not grep -q 'Seed cbc5db85' ./*.patch
+	# patch 2 edits the file as patch 1 left it, and creates one
+	grep -qx '+	case EPOLL_CTL_DISABLE:' 0002-*.patch
+	grep -qx '+++ b/tools/testing/selftests/filesystems/epoll/epoll_disable_test.c' 0002-*.patch
+}
+
+@test "gen-patches: the patches apply to the base with git am" {
+	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	git clone -q "$EPOLL_DISABLE_CACHE"/base/ksrc-* "$BATS_TEST_TMPDIR/am"
+	git -C "$BATS_TEST_TMPDIR/am" -c user.name=t -c user.email=t@t am -q \
+		"$BATS_TEST_TMPDIR"/out/000[12]-*.patch
+	grep -q 'return ep_disable(ep, epi);' "$BATS_TEST_TMPDIR/am/fs/eventpoll.c"
+}
+
+@test "gen-patches: a message without the placeholder sign-off stops" {
+	sed -i '/^Signed-off-by/d' "$top"/patches/v7.3/msg/0002-*
+	run "$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	[ "$status" -eq 1 ]
+	grep -q "0002-selftests-epoll-test-EPOLL_CTL_DISABLE has no 'Signed-off-by: Seed" <<<"$output"
+}
