@@ -21,7 +21,16 @@ export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where a suite counts its checks (scripts/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
-test test-base test-debug test-kcsan soak scale bench server model mutants check-series check-strace: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+# The suites: each prints the TAP header, runs its steps (the recipe of
+# NAME-steps) and ends with scripts/summary's count
+SUITES := test test-debug test-kcsan soak scale bench server model \
+	mutants check-series check-strace
+$(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+$(SUITES): %:
+	@: >"$(RESULTS)"
+	@echo "TAP version 13"
+	@$(MAKE) --no-print-directory $*-steps
+	@$(S)/summary
 
 run: build
 	@$(S)/initramfs run
@@ -39,8 +48,7 @@ DEFAULT_BASES := $(shell sed -n 's/^DEFAULT_BASES="\(.*\)"$$/\1/p' $(S)/lib.sh)
 TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
 
 test: deps
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+test-steps:
 	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
 	@$(S)/check-host
 	@$(S)/check-model || true
@@ -49,7 +57,6 @@ test: deps
 		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
 			$(MAKE) --no-print-directory test-base || exit 1; \
 	done
-	@$(S)/summary
 
 # What make test checks on one base, its checks named after the base: the
 # series, the kernel with it (and configure's negative control), the guest
@@ -79,8 +86,7 @@ test-base: deps source
 # fails the run, and a guest that provokes a WARNING must be caught
 test-debug: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.debug.fragment
 test-debug: deps source
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+test-debug-steps:
 	@if $(S)/apply && $(S)/configure && $(S)/build; then \
 		$(S)/record ok "debug kernel builds with the series"; \
 	else \
@@ -88,7 +94,6 @@ test-debug: deps source
 	fi
 	@TIMEOUT=$(or $(TIMEOUT),2700) $(S)/check-guest test
 	@EXPECT_SPLAT=1 $(S)/check-guest warn
-	@$(S)/summary
 
 # The data-race checks (scripts/check-kcsan): the guest's load on kernels
 # with KCSAN (Kconfig.kcsan.fragment), with the series, without it, and
@@ -96,40 +101,32 @@ test-debug: deps source
 # reported.  Not part of make test: three more builds and slow guests.
 test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.kcsan.fragment
 test-kcsan: deps source
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+test-kcsan-steps:
 	@$(S)/check-kcsan
-	@$(S)/summary
 
 # N rounds in one boot (the selftest, and the naive control), for each
 # -smp count in SMP
 soak: build
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+soak-steps:
 	@for smp in $(or $(SMP),1 2 4); do \
 		SMP=$$smp LABEL="-smp $$smp" GUEST_ENV="soak=$(or $(N),100)" \
 		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),100) * 60 + 300 ))) \
 			$(S)/check-guest soak; \
 	done
-	@$(S)/summary
 
 # The stress test once at scale: 10,000 items, 500 readers
 # (scripts/guest/plans/scale); the bytes the writer leaves in 10,000
 # socketpairs need more than 1G
 scale: build
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+scale-steps:
 	@SMP=$(or $(SMP),2) MEM=$(or $(MEM),4G) TIMEOUT=$(or $(TIMEOUT),1800) \
 		$(S)/check-guest scale
-	@$(S)/summary
 
 # What the op costs, and the deletion protocols side by side, in the guest:
 # CSV, plots and a table in bench/ (scripts/bench)
 bench: build
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+bench-steps:
 	@$(S)/bench
-	@$(S)/summary
 
 # A keep-alive HTTP server under wrk in the guest, its reaper closing
 # connections from outside its workers with EPOLL_CTL_DISABLE, deferred
@@ -139,10 +136,8 @@ bench: build
 # build of its own
 server: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.inet.fragment
 server: build
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+server-steps:
 	@$(S)/server || true
-	@$(S)/summary
 
 # The steps, each a script; every one finds its input where the one before
 # left it (scripts/lib.sh says where).
@@ -162,8 +157,7 @@ build: configure
 # every patch, sparse and W=1 against the base's own warnings (which need
 # the kernel built with the series and without it); and the man page
 check-series: deps source
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+check-series-steps:
 	@$(S)/check-series
 	@$(S)/check-man
 	@$(S)/apply && $(S)/configure
@@ -171,7 +165,6 @@ check-series: deps source
 	@$(S)/build && UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
 		UNPATCHED=1 $(S)/build || true
 	@$(S)/check-warnings
-	@$(S)/summary
 
 # Regenerate patches/<base>/ from the component sources and messages
 patches: source
@@ -179,26 +172,21 @@ patches: source
 
 # Check the deletion protocol with spin, every interleaving (model/)
 model: deps
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+model-steps:
 	@$(S)/check-model || true
-	@$(S)/summary
 
 # The strace change (patches/strace/) on the strace Debian builds: its
 # epoll_ctl test, a DISABLE call decoded by name, and the machine's own
 # strace failing both (scripts/check-strace)
 check-strace: deps
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+check-strace-steps:
 	@$(S)/check-strace
-	@$(S)/summary
 
 # Build the kernel with each deliberately wrong ep_disable() and show that
 # the guest checks catch it (MUTANTS= picks some; default: all of them)
 mutants: deps source
-	@: >"$(RESULTS)"
-	@echo "TAP version 13"
+mutants-steps:
 	@$(S)/check-mutants $(MUTANTS)
-	@$(S)/summary
 
-.PHONY: run test test-base test-debug test-kcsan soak scale bench server check-series check-strace deps source apply configure build patches model mutants
+.PHONY: run test-base deps source apply configure build patches \
+	$(SUITES) $(addsuffix -steps,$(SUITES))
