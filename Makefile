@@ -24,7 +24,7 @@ RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
-	mutants check-series check-strace
+	mutants check-series check-strace check-tools
 $(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 $(SUITES): %:
 	@: >"$(RESULTS)"
@@ -49,6 +49,7 @@ TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
 
 test: deps
 test-steps:
+	@$(S)/check-tools
 	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
 	@$(S)/check-host
 	@$(S)/check-model || true
@@ -187,6 +188,11 @@ check-strace-steps:
 mutants: deps source
 mutants-steps:
 	@$(S)/check-mutants $(MUTANTS)
+
+# The harness's own tests, on recorded inputs (scripts/tests/): bats and
+# shellcheck, no kernel, no QEMU, no network; make test runs them first
+check-tools-steps:
+	@$(S)/check-tools
 
 .PHONY: run test-base deps source apply configure build patches \
 	$(SUITES) $(addsuffix -steps,$(SUITES))
