@@ -3,7 +3,43 @@
 #
 # Every path is derived from the inputs alone (the base, the series, the
 # config), so each step finds what the step before it made without being
-# told: the Makefile just runs them in order.
+# told: the Makefile just runs them in order.  What does pass between
+# steps is the environment, and these variables are all of it:
+#
+# Which kernel (a person sets them; the Makefile exports them)
+#   BASE=6.12        Debian's linux-source-6.12 instead of the first of
+#                    DEFAULT_BASES (make test: BASES="6.1 7.3" for several)
+#   KSRC=DIR         a tree of one's own instead (3.6, or any base)
+#   TOOLCHAIN=1|0    old compiler fixes always, or never (default: as gcc
+#                    needs them; use_toolchain)
+#   EPOLL_DISABLE_CACHE  where every build lives (~/.cache/epoll-disable)
+# Which variant of that kernel (a step sets them for the steps it runs)
+#   UNPATCHED=1      the base without the series (tree_dir: start_dir)
+#   MUTANT=NAME      the series plus a deliberately wrong NAME.edit
+#   MUTANT_SET=races take MUTANT from races/ instead of mutants/
+#   EXTRA_FRAGMENT=F Kconfig fragment(s) on top of Kconfig.fragment (the
+#                    debug, KCSAN and inet kernels); part of build_dir
+#   RACE_MUTANT=NAME check-kcsan's mutant (default unlocked-disarm)
+# How the guest boots (scripts/boot)
+#   SMP, MEM         -smp count (2) and memory (1G)
+#   TIMEOUT=S        seconds before QEMU is killed (900)
+#   ACCEL=tcg|kvm    QEMU's accelerator (tcg)
+#   GUEST_ENV="k=v"  words for the kernel command line, which reach /init's
+#                    environment (soak=N for guest-soak, kcsan.skip_watch=,
+#                    which KCSAN_SKIP_WATCH sets); boot adds nonce=, the
+#                    tag of this boot's lines (guest-init, judge_plan)
+#   LABEL=TEXT       names a boot in its checks, where a plan boots twice
+# How checks are judged and counted
+#   RESULTS=FILE     one line per check (record), counted by summary; the
+#                    Makefile's suites set it, so numbering runs across steps
+#   BASE_LABEL=v6.1  the base a check belongs to, before its name and in
+#                    RESULTS, for summary's line per base (make test)
+#   EXPECT_SPLAT=1   the console must show a kernel report (the scan's
+#                    negative control, make test-debug)
+#   KCSAN=1          KCSAN reports are check-kcsan's to judge, not a splat
+# The series
+#   SIGNOFF="N <a>"  who signs off the generated patches (gen-patches)
+# and CCACHE_DIR, CCACHE_BASEDIR, exported below for every build
 set -eu
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
