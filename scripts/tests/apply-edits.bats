@@ -54,3 +54,7 @@ stops() {
 	stops no-file.edit 1 "'find' before any 'file'"
 	stops unknown.edit 3 "unknown directive 'insert'"
 }
+
+@test "apply-edits: an edit that stops halfway writes nothing of it" {
+	stops partial.edit 5 "'^int no_such_function' not found in fs/eventpoll.c after line 13"
+}

@@ -102,3 +102,10 @@ judge() { run judge_plan "$plan" "$DATA/judge/$1" "${2:-$TAG}" "guest: "; }
 	[ "$status" -eq 1 ]
 	grep -q "^not ok .* - guest: \[io_uring\] contract and stress test pass$" <<<"$output"
 }
+
+@test "judge_plan: a marker quoted inside a line does not end a section" {
+	judge marker-in-output.log
+	[ "$status" -eq 1 ]
+	grep -qx 'not ok 1 - guest: selftest' <<<"$output"
+	grep -qx "#   'epoll_disable_test' exited 1, expected 0" <<<"$output"
+}
