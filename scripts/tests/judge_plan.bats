@@ -20,7 +20,7 @@ judge() { run judge_plan "$plan" "$DATA/judge/$1" "${2:-$TAG}" "guest: "; }
 	grep -qx 'ok 2 - guest: naive control' <<<"$output"
 	grep -qx 'ok 3 - guest: no match needed' <<<"$output"
 	# the command's output goes along, as TAP comments
-	grep -qx '# # Totals: pass:41 fail:0 xfail:0 xpass:0 skip:0 error:0' <<<"$output"
+	grep -qx '# # Totals: pass:42 fail:0 xfail:0 xpass:0 skip:0 error:0' <<<"$output"
 }
 
 @test "judge_plan: a wrong exit status fails that entry alone" {
@@ -67,6 +67,13 @@ judge() { run judge_plan "$plan" "$DATA/judge/$1" "${2:-$TAG}" "guest: "; }
 	[ "$(grep -c '^ok ' <<<"$output")" -eq 3 ]
 	# and no CR reaches the TAP output
 	not grep -q $'\r' <<<"$output"
+}
+
+@test "judge_plan: SeaBIOS's escape codes on the console do not get in the way" {
+	grep -q $'\x1b\\[2J' "$DATA/judge/escapes.log"
+	judge escapes.log
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^ok ' <<<"$output")" -eq 3 ]
 }
 
 @test "judge_plan: another boot's marker is not this boot's result" {

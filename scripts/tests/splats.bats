@@ -20,59 +20,59 @@ finds() {
 }
 
 @test "splats: a WARN, from its cut here line and its WARNING" {
-	finds warn.log '[   12.345678] ------------[ cut here ]------------'
+	finds warn.log '------------[ cut here ]------------'
 	grep -qF 'WARNING: CPU: 1 PID: 93 at drivers/misc/lkdtm/bugs.c:134' <<<"$output"
 }
 
 @test "splats: a BUG" {
-	finds bug.log '[    9.871234] BUG: kernel NULL pointer dereference, address: 0000000000000008'
+	finds bug.log 'BUG: kernel NULL pointer dereference, address: 0000000000000008'
 }
 
 @test "splats: an Oops, in 3.6's words and in today's" {
-	finds oops-3.6.log '[    7.124201] Oops: 0002 [#1] SMP '
-	finds oops-only.log '[    7.124201] Oops: 0002 [#1] PREEMPT SMP NOPTI'
+	finds oops-3.6.log 'Oops: 0002 [#1] SMP '
+	finds oops-only.log 'Oops: 0002 [#1] PREEMPT SMP NOPTI'
 }
 
 @test "splats: a general protection fault" {
-	finds gpf.log '[    5.010101] general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] SMP NOPTI'
+	finds gpf.log 'general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] SMP NOPTI'
 }
 
 @test "splats: a panic" {
-	finds panic.log '[    2.001234] Kernel panic - not syncing: No working init found.  Try passing init= option to kernel.'
+	finds panic.log 'Kernel panic - not syncing: No working init found.  Try passing init= option to kernel.'
 }
 
 @test "splats: a KASAN report" {
-	finds kasan.log '[   21.000200] BUG: KASAN: slab-use-after-free in ep_disable+0x1b4/0x2a0'
+	finds kasan.log 'BUG: KASAN: slab-use-after-free in ep_disable+0x1b4/0x2a0'
 }
 
 @test "splats: a UBSAN report" {
-	finds ubsan.log '[   30.100100] UBSAN: shift-out-of-bounds in fs/eventpoll.c:1234:19'
+	finds ubsan.log 'UBSAN: shift-out-of-bounds in fs/eventpoll.c:1234:19'
 }
 
 @test "splats: lockdep in 3.6's words ([ INFO: ... ])" {
-	finds lockdep-3.6.log '[   11.000002] [ INFO: possible circular locking dependency detected ]'
+	finds lockdep-3.6.log '[ INFO: possible circular locking dependency detected ]'
 }
 
 @test "splats: lockdep in today's words (WARNING: possible ...)" {
-	finds lockdep.log '[   11.000002] WARNING: possible circular locking dependency detected'
+	finds lockdep.log 'WARNING: possible circular locking dependency detected'
 }
 
 @test "splats: list corruption, list_del and list_add" {
-	finds list-corruption.log '[   15.500000] list_del corruption. prev->next should be ffff888003b2d1c0, but was ffff888003b2d000. (prev=ffff888003b2d200)'
-	finds list-add-corruption.log '[   15.600000] list_add corruption. next->prev should be prev (ffff888003b2d1c0), but was 0000000000000000. (next=ffff888003b2d200).'
+	finds list-corruption.log 'list_del corruption. prev->next should be ffff888003b2d1c0, but was ffff888003b2d000. (prev=ffff888003b2d200)'
+	finds list-add-corruption.log 'list_add corruption. next->prev should be prev (ffff888003b2d1c0), but was 0000000000000000. (next=ffff888003b2d200).'
 }
 
 @test "splats: a hung task, in 3.6's words and in today's" {
-	finds hung-task.log '[  245.000000] INFO: task epoll_disable_t:101 blocked for more than 122 seconds.'
-	finds hung-task-3.6.log '[  245.000000] INFO: task epoll_disable_t:101 blocked for more than 120 seconds.'
+	finds hung-task.log 'INFO: task epoll_disable_t:101 blocked for more than 122 seconds.'
+	finds hung-task-3.6.log 'INFO: task epoll_disable_t:101 blocked for more than 120 seconds.'
 }
 
 @test "splats: any report with a call trace (an RCU stall)" {
-	finds stall-trace.log '[   60.000300] Call Trace:'
+	finds stall-trace.log 'Call Trace:'
 }
 
 @test "splats: a KCSAN report is one, unless KCSAN=1 leaves it to check-kcsan" {
-	finds kcsan.log '[   40.000100] BUG: KCSAN: data-race in ep_modify / ep_poll_callback'
+	finds kcsan.log 'BUG: KCSAN: data-race in ep_modify / ep_poll_callback'
 	KCSAN=1 run splats "$DATA/splats/kcsan.log"
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
