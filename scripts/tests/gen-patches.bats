@@ -28,8 +28,16 @@ setup() {
 	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/one"
 	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/two"
 	diff -r "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
-	# and the bytes recorded here (data/gen-patches/expected/)
-	diff -r "$G/expected" "$BATS_TEST_TMPDIR/one"
+	# and the bytes recorded here (data/gen-patches/expected/), but for
+	# the series' date and revision, which gen-patches' DATE and PREFIX
+	# set anew for each revision
+	local f
+	for f in "$BATS_TEST_TMPDIR"/one/*; do
+		sed -E 's/^Date: .*/Date: (the series date)/
+			s/^Subject: \[PATCH v[0-9]+ /Subject: [PATCH vN /' "$f" |
+			diff -u "$G/expected/${f##*/}" -
+	done
+	[ "$(ls "$G/expected")" = "$(ls "$BATS_TEST_TMPDIR/one")" ]
 }
 
 @test "gen-patches: a series, its cover letter, signed off by SIGNOFF" {
@@ -41,7 +49,7 @@ setup() {
 series" ]
 	[ "$(grep -v '^#' series)" = "0001-epoll-add-EPOLL_CTL_DISABLE.patch
 0002-selftests-epoll-test-EPOLL_CTL_DISABLE.patch" ]
-	grep -qx 'Subject: \[PATCH v5 0/2\] epoll: a tiny series for the tests of gen-patches' 0000-cover-letter.patch
+	grep -qxE 'Subject: \[PATCH v[0-9]+ 0/2\] epoll: a tiny series for the tests of gen-patches' 0000-cover-letter.patch
 	grep -qx 'To: linux-fsdevel@vger.kernel.org' 0001-*.patch
 	grep -qx 'Cc: A Reviewer <reviewer@example.org>' 0002-*.patch
 	grep -qx 'Signed-off-by: A U Thor <author@example.org>' 0001-*.patch
