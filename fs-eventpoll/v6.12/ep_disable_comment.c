@@ -21,10 +21,9 @@
  *    did. Return 0: nobody will be handed this item until EPOLL_CTL_MOD
  *    arms it again.
  *
- *  - bits clear: a caller holds the event (or the item was armed with no
- *    event at all, which cannot be told from that). Return -EBUSY and
- *    leave the item alone; the caller that holds the event decides when
- *    it may go.
+ *  - bits clear: a caller holds the event (an armed item always has
+ *    EPOLLERR and EPOLLHUP). Return -EBUSY and leave the item alone; the
+ *    caller that holds the event decides when it may go.
  *
  * An item without EPOLLONESHOT is armed again by every delivery, so it can
  * never be known to be idle: refuse it with -EINVAL.

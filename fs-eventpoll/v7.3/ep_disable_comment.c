@@ -19,9 +19,8 @@
  *    the item, and unlink it if an earlier one did. Return 0: nobody will
  *    be handed the item until EPOLL_CTL_MOD arms it again.
  *
- *  - bits clear: a caller holds the event (or the item was armed with no
- *    event at all, which cannot be told from that). Return -EBUSY and
- *    leave the item alone.
+ *  - bits clear: a caller holds the event (an armed item always has
+ *    EPOLLERR and EPOLLHUP). Return -EBUSY and leave the item alone.
  *
  * The unlink needs no ep->seq write section. ep->seq covers the switch
  * between ep->rdllist and a scan batch, during which ep_events_available()
