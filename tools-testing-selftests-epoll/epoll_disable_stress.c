@@ -529,6 +529,7 @@ TEST_F_TIMEOUT(server, load, 300)
 		TH_LOG("each EBUSY followed by the owner's delete: EBUSY %lu, owner deletes %lu",
 		       busy, owners);
 }
+
 int main(int argc, char **argv)
 {
 	if (!have_disable())

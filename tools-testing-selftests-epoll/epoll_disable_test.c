@@ -33,10 +33,6 @@
 #include "kselftest_harness.h"
 #include "epoll_disable.h"
 
-#ifndef EPOLLEXCLUSIVE
-#define EPOLLEXCLUSIVE (1U << 28)
-#endif
-
 /* Does the epoll fd itself poll readable: is an item queued and ready? */
 static bool set_ready(int ep)
 {
@@ -147,6 +143,7 @@ TEST_F(item, delivered)
 	EXPECT_EQ(0, reported(self->ep));
 	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->fd));
 }
+
 /*
  * A disabled item has a state of its own: a second DISABLE answers
  * EALREADY, since the first caller owns the deletion and a second must not
@@ -555,7 +552,6 @@ TEST_F(plain, uring_refused)
 	EXPECT_EQ(EINVAL, err) TH_LOG("%s", why);
 }
 
-
 /* An EPOLLEXCLUSIVE item cannot be EPOLLONESHOT, so it is refused too */
 TEST(exclusive)
 {
@@ -610,7 +606,6 @@ TEST(not_pollable)
 	close(file);
 	close(ep);
 }
-
 
 /* The ops past DISABLE are still unknown, event or not */
 TEST(unknown_ops)
