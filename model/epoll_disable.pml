@@ -52,9 +52,9 @@
  *   ep_poll_callback  ARMED -> READY; any other state: nothing
  *   epoll_wait        READY -> DELIVERED (blocks while nothing is READY)
  *   EPOLL_CTL_MOD     -> READY if the file has data, else ARMED
- *   EPOLL_CTL_DISABLE ARMED/READY -> DISABLED, 0; DELIVERED/DISABLED ->
- *                     EBUSY (the wrong kernel: -> DISABLED, 0);
- *                     REMOVED -> ENOENT
+ *   EPOLL_CTL_DISABLE ARMED/READY -> DISABLED, 0; DELIVERED -> EBUSY
+ *                     (the wrong kernel: -> DISABLED, 0); DISABLED ->
+ *                     EALREADY; REMOVED -> ENOENT
  *   EPOLL_CTL_DEL     -> REMOVED (must be in the set)
  *
  * Properties
@@ -116,6 +116,7 @@
 
 #define EBUSY	16
 #define ENOENT	2
+#define EALREADY 114
 
 mtype = { UNUSED, ARMED, READY, DELIVERED, DISABLED, REMOVED };
 
@@ -134,12 +135,13 @@ inline ep_disable(i, r)
 		if
 		:: kst[i] == ARMED || kst[i] == READY ->
 			kst[i] = DISABLED; r = 0
-		:: kst[i] == DELIVERED || kst[i] == DISABLED ->
+		:: kst[i] == DELIVERED ->
 #ifdef WRONG_KERNEL
 			kst[i] = DISABLED; r = 0
 #else
 			r = EBUSY
 #endif
+		:: kst[i] == DISABLED -> r = EALREADY
 		:: kst[i] == REMOVED -> r = ENOENT
 		fi;
 		printf("@@ %d DISABLE item %d -> %d\n", _pid, i, r)

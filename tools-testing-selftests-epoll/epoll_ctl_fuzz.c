@@ -24,7 +24,7 @@
  *   ADD      0, EEXIST, EINVAL, ELOOP, ENOMEM, ENOSPC
  *   MOD      0, ENOENT, EINVAL
  *   DEL      0, ENOENT
- *   DISABLE  0, ENOENT, EINVAL, EBUSY
+ *   DISABLE  0, ENOENT, EINVAL, EBUSY, EALREADY
  *
  * ADD and MOD read the event, DEL and DISABLE do not. Before the series an
  * unknown op reads it too, and op 4 is an unknown op: a probe at start
@@ -89,10 +89,15 @@
 /* Results counted one by one: 0 and errno 1 .. EHWPOISON; then "other" */
 #define NR_RESULTS	134
 
-/* An outcome as a bit: bit 0 is success, bit e is errno e (e < 64) */
+/*
+ * An outcome as a bit: bit 0 is success, bit e is errno e (e < 63), and
+ * bit 63 is EALREADY (114), the one answer past them
+ */
 static unsigned long long outcome(int e)
 {
-	return e >= 0 && e < 64 ? 1ULL << e : 0;
+	if (e == EALREADY)
+		return 1ULL << 63;
+	return e >= 0 && e < 63 ? 1ULL << e : 0;
 }
 
 static struct {
@@ -303,6 +308,7 @@ static const char *err_name(int err, char *buf, size_t len)
 		{ ENOMEM, "ENOMEM" }, { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" },
 		{ EEXIST, "EEXIST" }, { EINVAL, "EINVAL" },
 		{ ENOSPC, "ENOSPC" }, { ELOOP, "ELOOP" },
+		{ EALREADY, "EALREADY" },
 	};
 	unsigned int i;
 
@@ -400,7 +406,7 @@ static unsigned long long outcomes(int op, bool bad_event, enum kind ep,
 	case EPOLL_CTL_DISABLE:
 		if (has_disable)
 			return outcome(0) | outcome(ENOENT) | outcome(EINVAL) |
-			       outcome(EBUSY);
+			       outcome(EBUSY) | outcome(EALREADY);
 		break;
 	}
 	return outcome(EINVAL);
@@ -890,16 +896,17 @@ static void result(bool ok, const char *fmt, ...)
 /* Did the fuzz reach every answer DISABLE has? */
 static void disable_coverage(const unsigned long *n)
 {
-	const char *name = "DISABLE answered 0, EBUSY, EINVAL and ENOENT";
+	const char *name =
+		"DISABLE answered 0, EBUSY, EALREADY, EINVAL and ENOENT";
 
 	if (!has_disable) {
 		printf("ok %d %s # SKIP kernel without EPOLL_CTL_DISABLE\n",
 		       ++test_no, name);
 		return;
 	}
-	result(n[0] && n[EBUSY] && n[EINVAL] && n[ENOENT],
-	       "%s (%lu, %lu, %lu, %lu times)", name, n[0], n[EBUSY],
-	       n[EINVAL], n[ENOENT]);
+	result(n[0] && n[EBUSY] && n[EALREADY] && n[EINVAL] && n[ENOENT],
+	       "%s (%lu, %lu, %lu, %lu, %lu times)", name, n[0], n[EBUSY],
+	       n[EALREADY], n[EINVAL], n[ENOENT]);
 }
 
 /*
@@ -916,8 +923,8 @@ static void disable_coverage(const unsigned long *n)
  * EPOLLET, queued: a write while it is armed, or ADD or MOD while it is
  * readable, queues it; its delivery, DISABLE and a read that empties the
  * eventfd unqueue it.  DISABLE answers ENOENT for a file not in the set,
- * EINVAL without EPOLLONESHOT, 0 if armed and EBUSY if not; without the
- * op, what an unknown op answers.  The first difference ends the phase.
+ * EINVAL without EPOLLONESHOT, 0 if armed, EBUSY if delivered and
+ * EALREADY if disabled; without the op, what an unknown op answers.  The first difference ends the phase.
  *
  * "-x" hands the model a wrong kernel, one that leaves a oneshot item
  * armed when it delivers its event: the phase must fail.
@@ -990,7 +997,9 @@ static int seq_disable(const struct seq_item *it)
 		return -ENOENT;
 	if (!(it->events & EPOLLONESHOT))
 		return -EINVAL;
-	return it->armed ? 0 : -EBUSY;
+	if (it->armed)
+		return 0;
+	return it->delivered ? -EBUSY : -EALREADY;
 }
 
 /* epoll_ctl() on the phase's set: 0 or a negative errno */

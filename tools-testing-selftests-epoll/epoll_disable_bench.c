@@ -33,6 +33,19 @@
  *             one counter per reader, a quiescent point before each
  *             epoll_wait()). A reader that was handed the event of a
  *             dead item drops it; its MOD may meet ENOENT.
+ *   genslot   no kernel help: items live in the slots of a slab of the
+ *             program's own, never given back to malloc while the set
+ *             lives (a deleted item's slot goes on a free list for the
+ *             next one), and epoll_data holds the slot's index and a
+ *             generation, not a pointer. Deleting: under the slot's
+ *             mutex, EPOLL_CTL_DEL and the generation moved on; then the
+ *             fds are closed and the slot is free at once. A reader
+ *             takes the mutex of the slot its event names and drops the
+ *             event if the generation is not the slot's: the slot is
+ *             still valid memory, the item is gone. No use-after-free,
+ *             no double delete; but no memory is returned either (the
+ *             slab stays at its high-water mark), and the program has
+ *             to allocate its items from a slab of its own.
  *   naive     EPOLL_CTL_DEL and free under the item mutex: unsafe
  *
  * A reader blocked in epoll_wait() cannot be taken for quiescent: the
@@ -47,6 +60,9 @@
  * how long each item deleted in the timed window waited between the churn
  * thread's decision to delete it and its free (p50, p99, max) and how
  * many items were deleted but not yet freed (mean over the window, peak).
+ * For genslot "freed" is the slot back on the free list, ready for the
+ * next item: its memory is never given back, which "-M proto" shows as
+ * bytes_per_item, every slot of the slab counted, free ones too.
  * After the window no item is deleted any more, and the run goes on until
  * those waiting are freed (or for twice the timeout and a second more:
  * any left then are counted as unfreed, their age so far their wait).
@@ -54,8 +70,12 @@
  * Freed items are poisoned and kept in a quarantine for a while before
  * they really go back to malloc, so that a reader that touches an item
  * after it was freed (a use-after-free in a real program) is counted as a
- * late touch instead of crashing. Only naive may have late touches: if a
- * safe protocol has any, the run fails (exit 1). The timings are reported,
+ * late touch instead of crashing. Genslot frees no memory: its late touch
+ * is a reader about to read and re-arm a slot that holds no item, or one
+ * added after the reader's epoll_wait() returned (a check of the bench's
+ * own, blind to the generation, so that a genslot that skipped or misused
+ * it would be caught). Only naive may have late touches: if a safe
+ * protocol has any, the run fails (exit 1). The timings are reported,
  * never judged.
  *
  * Output is CSV on stdout (lines starting with '#' are comments), kind
@@ -105,12 +125,14 @@
 #define QUARANTINE	65536
 
 enum mode { MODE_OPS, MODE_PROTO, MODE_RECLAIM };
-enum protocol { PROTO_DISABLE, PROTO_GLOBAL, PROTO_DEFERRED, PROTO_NAIVE };
+enum protocol { PROTO_DISABLE, PROTO_GLOBAL, PROTO_DEFERRED, PROTO_GENSLOT,
+		PROTO_NAIVE };
 
 static const char *const protocol_names[] = {
 	[PROTO_DISABLE] = "disable",
 	[PROTO_GLOBAL] = "global",
 	[PROTO_DEFERRED] = "deferred",
+	[PROTO_GENSLOT] = "genslot",
 	[PROTO_NAIVE] = "naive",
 };
 
@@ -474,12 +496,14 @@ struct item_core {
 struct item {
 	struct item_core c;
 	unsigned int tag;	/* ITEM_LIVE, ITEM_POISON once freed */
-	pthread_mutex_t lock;	/* disable, naive */
+	pthread_mutex_t lock;	/* disable, naive, genslot */
 	atomic_bool stop;	/* disable: to be deleted; deferred: deleted */
 	unsigned long epoch;	/* deferred: retired in this epoch */
-	struct item *next;	/* deferred: retire list */
+	struct item *next;	/* deferred: retire list; genslot: free */
 	long long decided;	/* when the churn thread chose to delete it */
 	bool timed;		/* it did so in the timed window */
+	uint32_t gen, idx;	/* genslot: the slot's generation and index */
+	unsigned long born;	/* genslot, the bench's: P.births at ADD */
 };
 
 /*
@@ -498,6 +522,12 @@ struct item {
  *             one for the global epoch and the list head; and the items
  *             waiting on the retire list (its mean length, sampled at
  *             each retirement), whole
+ *   genslot   the core, a mutex, the generation and the free-list link
+ *             (an index) for every slot the slab holds at the end of the
+ *             run, free ones too: never given back, they are what the
+ *             protocol holds; a pointer per chunk and the free-list head
+ *             (the directory's unused entries are not counted: a program
+ *             sizes it for its own maximum)
  */
 struct item_global {
 	struct item_core c;
@@ -519,6 +549,13 @@ struct item_deferred {
 	atomic_bool dead;
 	unsigned long epoch;
 	struct item_deferred *next;
+};
+
+struct item_genslot {
+	struct item_core c;
+	pthread_mutex_t lock;
+	uint32_t gen;
+	uint32_t next;
 };
 
 /* The writer's way to an item: the churn thread swaps it under the lock */
@@ -562,6 +599,9 @@ static struct proto {
 	long retired, peak_retired;
 	double backlog_sum;	/* deferred: retire list length, summed */
 	unsigned long retirements;
+	struct item *slab_free;	/* genslot: the churn thread's */
+	long slab_chunks;	/* genslot: chunks in the slab */
+	atomic_ulong births;	/* genslot, the bench's: items added */
 	/* reclaim: the timed window, and what was deleted in it */
 	struct samples reclaim;
 	atomic_llong window_start, window_end;
@@ -615,6 +655,15 @@ static void sample_add(struct samples *s, long long v)
 		s->v[i] = v;
 }
 
+/* The item's memory may be reused now: count its wait if it was timed */
+static void reclaimed(struct item *it)
+{
+	if (it->timed && !atomic_load(&P.drained)) {
+		sample_add(&P.reclaim, now_ns() - it->decided);
+		atomic_fetch_sub(&P.pending, 1);
+	}
+}
+
 /*
  * "free": poison the item and keep it for QUARANTINE more frees; an item
  * deleted in the window is reclaimed now, until the run stops counting
@@ -623,10 +672,7 @@ static void item_free(struct item *it)
 {
 	struct item *old = NULL;
 
-	if (it->timed && !atomic_load(&P.drained)) {
-		sample_add(&P.reclaim, now_ns() - it->decided);
-		atomic_fetch_sub(&P.pending, 1);
-	}
+	reclaimed(it);
 	it->tag = ITEM_POISON;
 	pthread_mutex_lock(&quarantine.lock);
 	if (quarantine.len == QUARANTINE) {
@@ -669,11 +715,119 @@ static void item_del(struct item *it, bool close_fds)
 		item_close(it);
 }
 
+/*
+ * genslot: the slab. Its slots come in chunks that are never freed while
+ * the set lives, so the slot an event names is memory of the right type
+ * whatever became of the item in it; a fixed directory finds a chunk, so
+ * growing never moves a slot. Only the churn thread adds and deletes
+ * items, so the free list and the growth are its own and take no lock.
+ */
+#define GENSLOT_CHUNK		256
+/* 16M slots: more than -n allows */
+#define GENSLOT_MAX_CHUNKS	(1 << 16)
+
+static _Atomic(struct item *) genslot_dir[GENSLOT_MAX_CHUNKS];
+
+/* What epoll_data holds: the generation above, the slot's index below */
+static uint64_t genslot_key(const struct item *it)
+{
+	return (uint64_t)it->gen << 32 | it->idx;
+}
+
+static struct item *genslot_at(uint64_t key)
+{
+	uint32_t idx = (uint32_t)key;
+	struct item *chunk;
+
+	chunk = atomic_load_explicit(&genslot_dir[idx / GENSLOT_CHUNK],
+				     memory_order_acquire);
+	return &chunk[idx % GENSLOT_CHUNK];
+}
+
+static void genslot_put(struct item *it)
+{
+	it->next = P.slab_free;
+	P.slab_free = it;
+}
+
+/* A chunk more, its slots on the free list, lowest index first */
+static int genslot_grow(void)
+{
+	long c = P.slab_chunks, i;
+	struct item *chunk;
+
+	if (c == GENSLOT_MAX_CHUNKS)
+		return -1;
+	chunk = calloc(GENSLOT_CHUNK, sizeof(*chunk));
+	if (!chunk)
+		return -1;
+	for (i = GENSLOT_CHUNK - 1; i >= 0; i--) {
+		pthread_mutex_init(&chunk[i].lock, NULL);
+		chunk[i].idx = c * GENSLOT_CHUNK + i;
+		/* never 0: a key of 0 is quitfd's */
+		chunk[i].gen = 1;
+		chunk[i].tag = ITEM_POISON;
+		genslot_put(&chunk[i]);
+	}
+	atomic_store_explicit(&genslot_dir[c], chunk, memory_order_release);
+	P.slab_chunks++;
+	return 0;
+}
+
+static struct item *genslot_get(void)
+{
+	struct item *it;
+
+	if (!P.slab_free && genslot_grow())
+		return NULL;
+	it = P.slab_free;
+	P.slab_free = it->next;
+	return it;
+}
+
+/* At the end of the run: the slab goes back to malloc at last */
+static void genslot_destroy(void)
+{
+	struct item *chunk;
+	long c, i;
+
+	for (c = 0; c < P.slab_chunks; c++) {
+		chunk = atomic_load(&genslot_dir[c]);
+		for (i = 0; i < GENSLOT_CHUNK; i++)
+			pthread_mutex_destroy(&chunk[i].lock);
+		free(chunk);
+		atomic_store(&genslot_dir[c], NULL);
+	}
+	P.slab_chunks = 0;
+	P.slab_free = NULL;
+}
+
+static struct item *item_alloc(void)
+{
+	struct item *it;
+
+	if (P.protocol == PROTO_GENSLOT)
+		return genslot_get();
+	it = calloc(1, sizeof(*it));
+	if (it)
+		pthread_mutex_init(&it->lock, NULL);
+	return it;
+}
+
+/* Give back an item that did not make it into the set */
+static void item_unalloc(struct item *it)
+{
+	if (P.protocol == PROTO_GENSLOT)
+		genslot_put(it);
+	else
+		item_release(it);
+}
+
 static void deferred_reclaim(bool all);
 
 static struct item *item_new(void)
 {
-	struct item *it = calloc(1, sizeof(*it));
+	struct item *it = item_alloc();
 	struct epoll_event ev;
 	int tries = 0;
 
@@ -685,30 +839,36 @@ static struct item *item_new(void)
 		if ((errno != EMFILE && errno != ENFILE) || tries++ > 1000 ||
 		    P.protocol != PROTO_DEFERRED) {
 			error_at("socketpair: %s", strerror(errno));
-			free(it);
+			item_unalloc(it);
 			return NULL;
 		}
 		deferred_reclaim(false);
 		sleep_us(1000);
 	}
-	pthread_mutex_init(&it->lock, NULL);
 	it->tag = ITEM_LIVE;
 	it->c.events = EPOLLIN | EPOLLONESHOT;
 	ev.events = it->c.events;
-	ev.data.ptr = it;
+	if (P.protocol == PROTO_GENSLOT) {
+		/* before the ADD: see genslot_late() */
+		it->born = atomic_fetch_add(&P.births, 1) + 1;
+		ev.data.u64 = genslot_key(it);
+	} else {
+		ev.data.ptr = it;
+	}
 	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, it->c.fd[0], &ev)) {
 		error_at("EPOLL_CTL_ADD: %s", strerror(errno));
 		item_close(it);
-		item_release(it);
+		it->tag = ITEM_POISON;
+		item_unalloc(it);
 		return NULL;
 	}
 	return it;
 }
 
 /* For an event this reader owns: drain the socket, re-arm the item */
-static void item_handle(struct reader *r, struct item *it)
+static void item_handle(struct reader *r, struct item *it, epoll_data_t data)
 {
-	struct epoll_event ev = { .events = it->c.events, .data.ptr = it };
+	struct epoll_event ev = { .events = it->c.events, .data = data };
 	char buf[256];
 	ssize_t n;
 
@@ -800,7 +960,7 @@ static void deferred_handle(struct reader *r, struct item *it)
 	else if (atomic_load(&it->stop))
 		count(&r->stale);	/* deleted, not yet freed: drop it */
 	else
-		item_handle(r, it);
+		item_handle(r, it, (epoll_data_t){ .ptr = it });
 }
 
 /* disable and naive: under the item's mutex */
@@ -817,15 +977,49 @@ static void locked_handle(struct reader *r, struct item *it)
 		item_free(it);
 		count(&r->owner_deletes);
 	} else {
-		item_handle(r, it);
+		item_handle(r, it, (epoll_data_t){ .ptr = it });
 		pthread_mutex_unlock(&it->lock);
 	}
+}
+
+/*
+ * genslot, the bench's own check, blind to the generation (a bug in the
+ * protocol's use of it is what it must catch): is the slot free, or does
+ * it hold an item added after epoll_wait() returned this event (@seen:
+ * P.births then), which cannot be the event's? Either way the reader is
+ * about to read and re-arm the fds of an item that is not the event's,
+ * or of none: what a use-after-free becomes when memory is type-stable.
+ */
+static bool genslot_late(const struct item *it, unsigned long seen)
+{
+	return it->tag != ITEM_LIVE || it->born > seen;
+}
+
+/*
+ * genslot: the slot is valid memory whatever happened; under its mutex,
+ * the generation says whether the item the event was for still lives in
+ * it. If not, the event is dropped, and the fds are not touched.
+ */
+static void genslot_handle(struct reader *r, epoll_data_t data,
+			   unsigned long seen)
+{
+	struct item *it = genslot_at(data.u64);
+
+	pthread_mutex_lock(&it->lock);
+	if (it->gen != (uint32_t)(data.u64 >> 32))
+		count(&r->stale);	/* deleted since: drop it */
+	else if (genslot_late(it, seen))
+		count(&r->late);
+	else
+		item_handle(r, it, data);
+	pthread_mutex_unlock(&it->lock);
 }
 
 static void *reader(void *arg)
 {
 	struct reader *r = arg;
 	struct epoll_event ev;
+	unsigned long seen = 0;
 	struct item *it;
 	int n;
 
@@ -852,7 +1046,9 @@ static void *reader(void *arg)
 				return NULL;	/* quitfd: the run is over */
 			continue;
 		}
-		it = ev.data.ptr;
+		it = ev.data.ptr;	/* genslot: a key, not a pointer */
+		if (P.protocol == PROTO_GENSLOT)
+			seen = atomic_load(&P.births);
 
 		/* The window in which the item may be freed under us */
 		if (opt.delay_us)
@@ -864,11 +1060,14 @@ static void *reader(void *arg)
 			if (it->tag != ITEM_LIVE)
 				count(&r->late);
 			else
-				item_handle(r, it);
+				item_handle(r, it, ev.data);
 			global_unlock_reader();
 			break;
 		case PROTO_DEFERRED:
 			deferred_handle(r, it);
+			break;
+		case PROTO_GENSLOT:
+			genslot_handle(r, ev.data, seen);
 			break;
 		default:
 			locked_handle(r, it);
@@ -982,6 +1181,26 @@ static void deferred_retire(struct item *it)
 	P.retirements++;
 }
 
+/*
+ * genslot: under the slot's mutex, delete the item and move the
+ * generation on, so that a reader holding its event finds it gone when it
+ * gets the mutex; the fds are closed after the unlock (once the generation
+ * has moved no reader looks at them), and the slot is free for the next
+ * item at once. Its memory is never given back.
+ */
+static void genslot_delete(struct item *it)
+{
+	pthread_mutex_lock(&it->lock);
+	item_del(it, false);
+	if (!++it->gen)
+		it->gen = 1;	/* never 0: a key of 0 is quitfd's */
+	it->tag = ITEM_POISON;	/* the bench's: the slot holds no item */
+	pthread_mutex_unlock(&it->lock);
+	item_close(it);
+	genslot_put(it);
+	reclaimed(it);
+}
+
 /* Delete (and free) an item the writer can no longer reach */
 static void delete_item(struct item *it)
 {
@@ -1012,6 +1231,9 @@ static void delete_item(struct item *it)
 		atomic_store(&it->stop, true);
 		item_del(it, false);
 		deferred_retire(it);
+		return;
+	case PROTO_GENSLOT:
+		genslot_delete(it);
 		return;
 	case PROTO_NAIVE:
 		pthread_mutex_lock(&it->lock);
@@ -1118,6 +1340,11 @@ static double bytes_per_item(void)
 		return sizeof(struct item_deferred) +
 		       (P.nr_readers + 1.0) * CACHELINE / n +
 		       mean_backlog() * sizeof(struct item_deferred) / n;
+	case PROTO_GENSLOT:
+		return (P.slab_chunks * (GENSLOT_CHUNK *
+					 sizeof(struct item_genslot) +
+					 sizeof(struct item *)) +
+			sizeof(uint32_t)) / n;
 	case PROTO_NAIVE:
 		return sizeof(struct item_naive);
 	}
@@ -1160,10 +1387,12 @@ static void proto_teardown(void)
 		if (!P.slots[i].it)
 			continue;
 		item_del(P.slots[i].it, true);
-		item_release(P.slots[i].it);
+		if (P.protocol != PROTO_GENSLOT)
+			item_release(P.slots[i].it);
 		pthread_mutex_destroy(&P.slots[i].lock);
 	}
 	deferred_reclaim(true);
+	genslot_destroy();
 	quarantine_drain();
 	pthread_mutex_destroy(&P.global);
 	pthread_mutex_destroy(&P.gate);
@@ -1316,6 +1545,11 @@ static void run_proto(enum protocol protocol, int readers, int n, int timeout)
 	if (protocol == PROTO_DEFERRED)
 		out("# deferred, %d readers: retire list %.0f items on average, %ld at most; %lu stale events",
 		    readers, mean_backlog(), P.peak_retired, t2.stale);
+	if (protocol == PROTO_GENSLOT)
+		out("# genslot, %d readers: %ld slots (%ld KiB) held for %d live items, never given back while the set lives; %lu stale events",
+		    readers, P.slab_chunks * GENSLOT_CHUNK,
+		    (long)(P.slab_chunks * GENSLOT_CHUNK *
+			   sizeof(struct item_genslot) / 1024), n, t2.stale);
 	if (t2.kicks)
 		out("# %s, %d readers: %lu signals to readers in epoll_wait()",
 		    protocol_names[protocol], readers, t2.kicks);
@@ -1337,7 +1571,8 @@ static void usage(const char *prog)
 		"      (proto, default 1000)\n"
 		"  -i  ops per op and set size (default %ld)\n"
 		"  -b  ops per timed batch (default %d)\n"
-		"  -p  disable, global, deferred, naive or all (default all)\n"
+		"  -p  disable, global, deferred, genslot, naive or all\n"
+		"      (default all)\n"
 		"  -t  reader threads (default 1,2,4,16,64,128)\n"
 		"  -s  seconds per run (default %g)\n"
 		"  -r  runs of each configuration (default %d)\n"

@@ -3,7 +3,7 @@
  * epoll_disable_controls - wrong kernels, emulated in user space, for the
  * selftest's negative controls.
  *
- * Linked under epoll_disable_test.c with -Wl,--wrap=epoll_ctl and
+ * Linked under epoll_disable_stress.c with -Wl,--wrap=epoll_ctl and
  * -Wl,--wrap=epoll_wait, these wrappers change what the test's own calls
  * answer, as the environment says; with none of it set they change
  * nothing. The selftest itself has no knob that breaks it on purpose.

@@ -7,6 +7,8 @@ static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 
 	if (!(epi->event.events & EPOLLONESHOT))
 		return -EINVAL;
+	if (epi->disabled)
+		return -EALREADY;
 
 	spin_lock_irq(&ep->lock);
 	if (!(epi->event.events & ~EP_PRIVATE_BITS)) {
@@ -22,6 +24,7 @@ static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 			__pm_relax(ws);
 	}
 	spin_unlock_irq(&ep->lock);
+	epi->disabled = true;
 
 	return 0;
 }

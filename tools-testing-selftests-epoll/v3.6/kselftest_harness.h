@@ -57,7 +57,9 @@ struct __fixture_metadata {
 };
 
 static struct __fixture_metadata *__fixtures;
-static struct __fixture_metadata __global_fixture = { .name = "global" };
+static struct __fixture_metadata __global_fixture __attribute__((unused)) = {
+	.name = "global",
+};
 
 static inline void __register_fixture(struct __fixture_metadata *f)
 {

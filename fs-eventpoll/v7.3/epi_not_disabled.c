@@ -1,0 +1,1 @@
+	epi->disabled = false;
