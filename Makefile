@@ -21,6 +21,10 @@ export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN
 # Where a suite counts its checks (scripts/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
+# This run, to the scripts (scripts/lib.sh: RUN): the trees it uses are
+# not pruned while it lives, and its guests' logs are its own
+EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
+export EPOLL_DISABLE_RUN
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
@@ -189,10 +193,22 @@ mutants: deps source
 mutants-steps:
 	@$(S)/check-mutants $(MUTANTS)
 
+# The cache (scripts/cache): what it holds against its cap, and emptying
+# it; every step that makes a tree or a build prunes it to the cap first.
+# make clean removes what the Makefile leaves in the repo and in $TMPDIR.
+cache-size:
+	@$(S)/cache size
+cache-clean:
+	@$(S)/cache clean
+clean:
+	@$(MAKE) --no-print-directory -C tools-testing-selftests-epoll clean
+	@rm -f $(or $(TMPDIR),/tmp)/epoll-disable-results.*
+
 # The harness's own tests, on recorded inputs (scripts/tests/): bats and
 # shellcheck, no kernel, no QEMU, no network; make test runs them first
 check-tools-steps:
 	@$(S)/check-tools
 
 .PHONY: run test-base deps source apply configure build patches \
+	cache-size cache-clean clean \
 	$(SUITES) $(addsuffix -steps,$(SUITES))

@@ -13,6 +13,9 @@
 #   TOOLCHAIN=1|0    old compiler fixes always, or never (default: as gcc
 #                    needs them; use_toolchain)
 #   EPOLL_DISABLE_CACHE  where every build lives (~/.cache/epoll-disable)
+#   EPOLL_DISABLE_CACHE_MAX  its cap (30G), which scripts/cache keeps
+#   EPOLL_DISABLE_RUN    the run a step belongs to (the Makefile's pid):
+#                    its trees are not pruned, its guest logs are its own
 # Which variant of that kernel (a step sets them for the steps it runs)
 #   UNPATCHED=1      the base without the series (tree_dir: start_dir)
 #   MUTANT=NAME      the series plus a deliberately wrong NAME.edit
@@ -88,6 +91,42 @@ DEBIAN_SUITE=$(base_conf_in suite "$BASES_DIR/v$DEBIAN_BASE")
 # sends them: 'make patches SIGNOFF="Name <addr>"' puts that in
 # shellcheck disable=SC2034 # for gen-patches and check-series
 SIGNOFF_PLACEHOLDER='Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>'
+
+# Runs side by side share the cache.  A run (one make, or the shell that
+# runs scripts by hand) lists the trees and builds it uses in $CACHE/runs/RUN, so that
+# scripts/cache prune leaves them alone while it lives; where two runs
+# would write the same tree or build, the second waits for the first.
+RUN=${EPOLL_DISABLE_RUN:-$PPID}
+
+# use_tree DIR: this run uses DIR (a tree or a build): stamp it as used
+# now (the least recently used goes first when the cache is pruned)
+use_tree() {
+	mkdir -p "$CACHE/runs"
+	echo "$1" >>"$CACHE/runs/$RUN"
+	: >"$1.used"
+}
+
+# lock FILE WHAT: hold FILE's lock until this script exits; if another run
+# holds it, say so and wait
+lock() {
+	local fd
+	mkdir -p "$(dirname "$1")"
+	exec {fd}>>"$1"
+	flock -n "$fd" || {
+		say "waiting: another run is using $2"
+		flock "$fd"
+	}
+}
+
+# need_disk BYTES WHAT: prune the cache, then stop with one line if its
+# file system still has less than BYTES free for WHAT
+need_disk() {
+	local free
+	"$TOP/scripts/cache" prune
+	free=$(df -B1 --output=avail "$CACHE" | tail -n 1)
+	[ "$free" -ge "$1" ] ||
+		die "$2 needs $(numfmt --to=iec "$1") free in $CACHE, which has $(numfmt --to=iec "$free"): free some space there, or lower EPOLL_DISABLE_CACHE_MAX, or move the cache (EPOLL_DISABLE_CACHE=)"
+}
 
 # need TOOL PACKAGE: stop with the fix if a tool is missing
 need() {
@@ -228,6 +267,18 @@ start_dir() {
 	fi
 }
 
+# The scratch tree of a base: one worktree that the negative controls and
+# the bisect builds move from commit to commit, so that each kernel they
+# build is an incremental build of one build directory per config, and the
+# cache holds one such tree per base, not one per mutant and series.  Who
+# uses it holds its lock throughout (scratch_lock).
+scratch_dir() { echo "$CACHE/work/$(basename "$(base_dir)")-scratch"; }
+scratch_lock() {
+	[ -n "${SCRATCH_LOCKED:-}" ] && return
+	lock "$(scratch_dir).lock" "the scratch tree of Linux $(base_version) (mutants, bisect builds)"
+	export SCRATCH_LOCKED=1
+}
+
 # A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
 # fs-eventpoll/<dir>/mutants/NAME.edit on top of the series, <dir> as the
 # base file's mutants= says (bases whose ep_disable() reads the same share).
@@ -240,18 +291,27 @@ mutant_dir() {
 	echo "$TOP/fs-eventpoll/$d/${MUTANT_SET:-mutants}"
 }
 
-# The tree to build: the base with the series (and the mutant, if any),
-# keyed by the base commit and their content; UNPATCHED=1 is the tree the
-# series starts from
+# The tree to build: the base with the series, keyed by the base commit
+# and the patches' content; UNPATCHED=1 is the tree the series starts from,
+# MUTANT=NAME the scratch tree (scripts/apply puts the series and the
+# mutant there)
 tree_dir() {
 	if [ -n "${UNPATCHED:-}" ]; then
 		start_dir
-		return
+	elif [ -n "${MUTANT:-}" ]; then
+		scratch_dir
+	else
+		# shellcheck disable=SC2046 # a path a word
+		echo "$CACHE/work/$(basename "$(base_dir)")-$( {
+			base_commit; cat $(toolchain_patches) $(series_patches)
+		} | digest)"
 	fi
+}
+# mutant_key: what the scratch tree must hold for MUTANT=NAME
+mutant_key() {
 	# shellcheck disable=SC2046 # a path a word
-	echo "$CACHE/work/$(basename "$(base_dir)")-$( {
-		base_commit; cat $(toolchain_patches) $(series_patches)
-		[ -z "${MUTANT:-}" ] || cat "$(mutant_dir)"/*; } | digest)${MUTANT:+-$MUTANT}"
+	{ base_commit; cat $(toolchain_patches) $(series_patches) \
+		"$(mutant_dir)"/*; echo "$MUTANT"; } | digest
 }
 
 # base_lacks TREE: what the series needs of its base that the version does
@@ -334,6 +394,9 @@ build_dir() {
 	# shellcheck disable=SC2046 # a path a word
 	echo "$(tree_dir)/build-$(digest $(config_inputs))"
 }
+# guest_root PLAN: this run's guest of PLAN in the build: its root (the
+# directory), .cpio.gz and .log; guest-PLAN.log points to the latest log
+guest_root() { echo "$(build_dir)/guest-$1.$RUN"; }
 
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 # Paths under the cache as seen from the build directory, so that builds in
