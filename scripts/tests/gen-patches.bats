@@ -12,7 +12,7 @@ setup() {
 	top=$BATS_TEST_TMPDIR/top
 	cp -r "$G/top" "$top"
 	mkdir -p "$top/scripts"
-	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/source" "$SCRIPTS/gen-patches" \
+	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/source" "$SCRIPTS/cache" "$SCRIPTS/gen-patches" \
 		"$SCRIPTS/apply-edits" "$SCRIPTS/bases" "$top/scripts/"
 	cp -r "$G/base" "$BATS_TEST_TMPDIR/linux"
 	# git as on a machine with no configuration of its own
@@ -62,7 +62,7 @@ series" ]
 
 @test "gen-patches: the patches apply to the base with git am" {
 	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
-	git clone -q "$EPOLL_DISABLE_CACHE"/base/ksrc-* "$BATS_TEST_TMPDIR/am"
+	git clone -q "$EPOLL_DISABLE_CACHE"/base/ksrc-*/ "$BATS_TEST_TMPDIR/am"
 	git -C "$BATS_TEST_TMPDIR/am" -c user.name=t -c user.email=t@t am -q \
 		"$BATS_TEST_TMPDIR"/out/000[12]-*.patch
 	grep -q 'return ep_disable(ep, epi);' "$BATS_TEST_TMPDIR/am/fs/eventpoll.c"
