@@ -101,7 +101,7 @@ RUN=${EPOLL_DISABLE_RUN:-$PPID}
 # use_tree DIR: this run uses DIR (a tree or a build): stamp it as used
 # now (the least recently used goes first when the cache is pruned)
 use_tree() {
-	mkdir -p "$CACHE/runs"
+	mkdir -p "$CACHE/runs" "$(dirname "$1")"
 	echo "$1" >>"$CACHE/runs/$RUN"
 	: >"$1.used"
 }
