@@ -29,7 +29,9 @@
  * ADD and MOD read the event, DEL and DISABLE do not. Before the series an
  * unknown op reads it too, and op 4 is an unknown op: a probe at start
  * finds out which kernel this is. A file the churner owns may be closed at
- * any moment, so for it the outcomes of a closed fd are allowed as well.
+ * any moment, so for it the outcomes of a closed fd are allowed as well,
+ * and where it is both epfd and fd, those of two files of its kind: the
+ * kernel looks the number up twice, and may find the old file and the new.
  *
  * Then a sequential phase checks every answer, and what epoll_wait()
  * reports after it, against a model of each item's state (see
@@ -419,10 +421,17 @@ static unsigned long long allowed(const struct call *c)
 	unsigned long long mask;
 
 	mask = outcomes(c->op, bad, ep->kind, fd->kind, same);
-	/* The churner may have a slot of its own closed right now */
-	if (ep->group)
+	/*
+	 * The churner may have a slot of its own closed right now, or
+	 * closed and re-created between the kernel's lookups of epfd and
+	 * fd, where one slot then names two files of its kind
+	 */
+	if (ep->group) {
 		mask |= outcomes(c->op, bad, K_CLOSED,
 				 same ? K_CLOSED : fd->kind, same);
+		if (same)
+			mask |= outcomes(c->op, bad, ep->kind, fd->kind, false);
+	}
 	if (fd->group)
 		mask |= outcomes(c->op, bad, ep->kind, K_CLOSED, same);
 	if (opt.narrow)
