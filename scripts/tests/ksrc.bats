@@ -37,6 +37,17 @@ build_output() {
 sums() { (cd "$KSRC" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum; }
 copy() { for d in "$EPOLL_DISABLE_CACHE"/base/ksrc-*/; do echo "${d%/}"; done; }
 files() { (cd "$(copy)" && git ls-files | sort | xargs); }
+# copied FILE...: scripts/source copies the tree's sources, which are
+# FILE..., and leaves the tree as it was
+copied() {
+	local before
+	before=$(sums)
+	run "$SCRIPTS/source"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "$(sums)" = "$before" ]
+	[ "$(files)" = "$*" ]
+}
 
 @test "KSRC: a git checkout is copied as its work tree has it, build output left out" {
 	git_tree
@@ -44,38 +55,22 @@ files() { (cd "$(copy)" && git ls-files | sort | xargs); }
 	echo 'int ep, changed;' >"$KSRC/fs/eventpoll.c"	# uncommitted
 	echo 'int new;' >"$KSRC/kernel/new.c"		# untracked
 	rm "$KSRC/kernel/gone.c"				# deleted
-	before=$(sums)
-	run "$SCRIPTS/source"
-	printf '%s\n' "$output"
-	[ "$status" -eq 0 ]
-	[ "$(sums)" = "$before" ]
-	[ "$(files)" = ".gitignore Makefile fs/eventpoll.c kernel/fork.c kernel/local.c kernel/new.c" ]
+	copied .gitignore Makefile fs/eventpoll.c kernel/fork.c kernel/local.c kernel/new.c
 	[ "$(cat "$(copy)/fs/eventpoll.c")" = "int ep, changed;" ]
 	[ ! -e "$(copy)/.config" ] && [ ! -e "$(copy)/fs/eventpoll.o" ]
 }
 
 @test "KSRC: a file gone from the tree goes from the copy on the next run" {
 	git_tree
-	run "$SCRIPTS/source"
-	[ "$status" -eq 0 ]
-	[ -f "$(copy)/kernel/fork.c" ]
+	copied .gitignore Makefile fs/eventpoll.c kernel/fork.c kernel/gone.c kernel/local.c
 	git -C "$KSRC" rm -q kernel/fork.c
-	before=$(sums)
-	run "$SCRIPTS/source"
-	[ "$status" -eq 0 ]
-	[ "$(sums)" = "$before" ]
+	copied .gitignore Makefile fs/eventpoll.c kernel/gone.c kernel/local.c
 	[ ! -e "$(copy)/kernel/fork.c" ]
-	[ "$(files)" = ".gitignore Makefile fs/eventpoll.c kernel/gone.c kernel/local.c" ]
 }
 
 @test "KSRC: a tree without git that has been built is copied without its build output" {
 	build_output
-	before=$(sums)
-	run "$SCRIPTS/source"
-	printf '%s\n' "$output"
-	[ "$status" -eq 0 ]
-	[ "$(sums)" = "$before" ]
-	[ "$(files)" = ".gitignore Makefile fs/eventpoll.c kernel/fork.c kernel/gone.c" ]
+	copied .gitignore Makefile fs/eventpoll.c kernel/fork.c kernel/gone.c
 }
 
 @test "KSRC: not a kernel tree stops with one line" {
