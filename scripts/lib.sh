@@ -118,11 +118,12 @@ lock() {
 	}
 }
 
-# need_disk BYTES WHAT: prune the cache, then stop with one line if its
-# file system still has less than BYTES free for WHAT
+# need_disk BYTES WHAT: prune the cache to make room for BYTES under its
+# cap, then stop with one line if its file system still has less than
+# BYTES free for WHAT
 need_disk() {
 	local free
-	"$TOP/scripts/cache" prune
+	"$TOP/scripts/cache" prune "$1"
 	free=$(df -B1 --output=avail "$CACHE" | tail -n 1)
 	[ "$free" -ge "$1" ] ||
 		die "$2 needs $(numfmt --to=iec "$1") free in $CACHE, which has $(numfmt --to=iec "$free"): free some space there, or lower EPOLL_DISABLE_CACHE_MAX, or move the cache (EPOLL_DISABLE_CACHE=)"

@@ -45,6 +45,13 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 	[ "$(du -sb "$C" | cut -f1)" -le $((20 << 20)) ]
 }
 
+@test "cache: prune BYTES makes room for what a step is about to write" {
+	EPOLL_DISABLE_CACHE_MAX=27M run "$SCRIPTS/cache" prune $((7 << 20))
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "$(left)" = "base/debian-6.1 base/debian-7.3 work/debian-6.1-s1 work/debian-7.3-new work/debian-7.3-new/build-a" ]
+}
+
 @test "cache: a base goes with the trees made from it" {
 	touch -d "-1 minutes" "$C/base/debian-7.3.used" "$C/base/debian-7.3/build-u.used" \
 		"$C/work/debian-7.3-old.used" "$C/work/debian-7.3-old/build-a.used"
@@ -90,7 +97,7 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
 	printf '#!/bin/sh\necho Avail\necho 1048576\n' >"$BATS_TEST_TMPDIR/bin/df"
 	chmod +x "$BATS_TEST_TMPDIR/bin/df"
-	PATH=$BATS_TEST_TMPDIR/bin:$PATH EPOLL_DISABLE_CACHE_MAX=100M \
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH EPOLL_DISABLE_CACHE_MAX=100G \
 		run bash -c '. "$1/lib.sh"; need_disk $((2 << 30)) "a kernel build"' _ "$SCRIPTS"
 	[ "$status" -ne 0 ]
 	[ "${#lines[@]}" -eq 1 ]
