@@ -268,6 +268,14 @@ start_dir() {
 	fi
 }
 
+# new_worktree DIR COMMIT: a fresh detached worktree of the base at COMMIT
+new_worktree() {
+	need_disk $((2 << 30)) "a worktree of Linux $(base_version)"
+	rm -rf "$1"
+	git -C "$(base_dir)" worktree prune
+	git -C "$(base_dir)" worktree add -q --detach "$1" "$2"
+}
+
 # The scratch tree of a base: one worktree that the negative controls and
 # the bisect builds move from commit to commit, so that each kernel they
 # build is an incremental build of one build directory per config, and the
@@ -278,6 +286,21 @@ scratch_lock() {
 	[ -n "${SCRATCH_LOCKED:-}" ] && return
 	lock "$(scratch_dir).lock" "the scratch tree of Linux $(base_version) (mutants, bisect builds)"
 	export SCRATCH_LOCKED=1
+}
+# scratch_at COMMIT: the scratch tree, under its lock, at COMMIT, with
+# nothing in it but the commit and its build directories
+scratch_at() {
+	local s
+	s=$(scratch_dir)
+	scratch_lock
+	use_tree "$s"
+	rm -f "$s/.applied"
+	if [ -e "$s/.git" ]; then
+		git -C "$s" checkout -q -f --detach "$1"
+		git -C "$s" clean -fdq -e '/build-*'
+	else
+		new_worktree "$s" "$1"
+	fi
 }
 
 # A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
