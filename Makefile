@@ -25,10 +25,12 @@ RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $
 # not pruned while it lives, and its guests' logs are its own
 EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
+# The projects with a follow-up queue in patches/ and a check-<project>
+FOLLOWUPS := strace
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
-	mutants check-series check-strace check-tools
+	mutants check-series check-tools $(FOLLOWUPS:%=check-%)
 $(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 $(SUITES): %:
 	@: >"$(RESULTS)"
@@ -180,12 +182,14 @@ model: deps
 model-steps:
 	@$(S)/check-model || true
 
-# The strace change (patches/strace/) on the strace Debian builds: its
-# epoll_ctl test, a DISABLE call decoded by name, and the machine's own
-# strace failing both (scripts/check-strace)
-check-strace: deps
-check-strace-steps:
-	@$(S)/check-strace
+# The follow-ups for other projects, one queue each in patches/<project>/:
+# make check-<project> builds the project with its queue and runs what the
+# queue adds, with a negative control (scripts/check-<project> says which).
+# strace: its epoll_ctl test and a DISABLE call decoded by name, the
+# machine's own strace failing both.
+$(FOLLOWUPS:%=check-%): deps source
+$(FOLLOWUPS:%=check-%-steps): check-%-steps:
+	@$(S)/check-$*
 
 # Build the kernel with each deliberately wrong ep_disable() and show that
 # the guest checks catch it (MUTANTS= picks some; default: all of them)

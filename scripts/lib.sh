@@ -268,6 +268,17 @@ start_dir() {
 	fi
 }
 
+# build_kernels: the series' kernel and the base's, built (quick where
+# they are), for a check that boots both; fails if either does not build
+build_kernels() {
+	local u
+	for u in '' 1; do
+		UNPATCHED=$u "$TOP/scripts/apply" &&
+			UNPATCHED=$u "$TOP/scripts/configure" &&
+			UNPATCHED=$u "$TOP/scripts/build" >/dev/null || return 1
+	done
+}
+
 # new_worktree DIR COMMIT: a fresh detached worktree of the base at COMMIT
 new_worktree() {
 	need_disk $((2 << 30)) "a worktree of Linux $(base_version)"
