@@ -25,8 +25,10 @@ RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $
 # not pruned while it lives, and its guests' logs are its own
 EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
-# The projects with a follow-up queue in patches/ and a check-<project>
+# The projects with a follow-up queue in patches/ and a check-<project>;
+# make test checks those that need only Debian's packages, on its first base
 FOLLOWUPS := strace
+TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
@@ -63,6 +65,9 @@ test-steps:
 	@for b in $(TEST_BASES); do \
 		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
 			$(MAKE) --no-print-directory test-base || exit 1; \
+	done
+	@b=$(firstword $(TEST_BASES)); for p in $(TEST_FOLLOWUPS); do \
+		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/check-$$p || exit 1; \
 	done
 
 # What make test checks on one base, its checks named after the base: the
