@@ -27,7 +27,7 @@ EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
 # The projects with a follow-up queue in patches/ and a check-<project>;
 # make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace
+FOLLOWUPS := strace ltp
 TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
@@ -191,8 +191,17 @@ model-steps:
 # make check-<project> builds the project with its queue and runs what the
 # queue adds, with a negative control (scripts/check-<project> says which).
 # strace: its epoll_ctl test and a DISABLE call decoded by name, the
-# machine's own strace failing both.
+# machine's own strace failing both.  ltp: epoll_ctl08 passing on the
+# kernel with the series and giving TCONF on the base; LTP is not
+# packaged, so make check-ltp LTP=/path/to/ltp builds the tree it is
+# given (a copy of it, in the cache), and it is not part of make test.
 $(FOLLOWUPS:%=check-%): deps source
+ifneq ($(filter check-ltp,$(MAKECMDGOALS)),)
+ifeq ($(LTP),)
+$(error no LTP tree: give a git checkout of LTP, as in 'make check-ltp LTP=/path/to/ltp' (patches/ltp/series names the commit the queue is against))
+endif
+endif
+export LTP
 $(FOLLOWUPS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*
 
