@@ -27,7 +27,7 @@ EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
 # The projects with a follow-up queue in patches/ and a check-<project>;
 # make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace ltp
+FOLLOWUPS := strace ltp musl
 TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
@@ -195,6 +195,9 @@ model-steps:
 # kernel with the series and giving TCONF on the base; LTP is not
 # packaged, so make check-ltp LTP=/path/to/ltp builds the tree it is
 # given (a copy of it, in the cache), and it is not part of make test.
+# musl: built with its queue, our scripts/followups/libc_disable.c takes
+# the op from <sys/epoll.h> and passes in the guest on the patched kernel,
+# skips on the base; without the queue it does not compile.
 $(FOLLOWUPS:%=check-%): deps source
 ifneq ($(filter check-ltp,$(MAKECMDGOALS)),)
 ifeq ($(LTP),)
