@@ -27,7 +27,7 @@ EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
 # The projects with a follow-up queue in patches/ and a check-<project>;
 # make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace ltp musl glibc
+FOLLOWUPS := strace ltp musl glibc liburing
 TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
@@ -201,6 +201,8 @@ model-steps:
 # glibc (not built): the queue's tst-epoll-consts.py passes against the
 # series' <linux/eventpoll.h>, fails against the base's and with glibc's
 # own <sys/epoll.h>.
+# liburing: its new test of DISABLE through io_uring_prep_epoll_ctl(), in
+# the guest: passing on the patched kernel, skipping on the base.
 $(FOLLOWUPS:%=check-%): deps source
 ifneq ($(filter check-ltp,$(MAKECMDGOALS)),)
 ifeq ($(LTP),)
