@@ -5,6 +5,7 @@
 #                boot it in QEMU, run the selftest, print the verdict
 #   make test    the whole suite, on 7.3, 6.12 and 6.1 in turn; ends with
 #                "N passed, N failed"
+#   make help    every target, one line each (the "## target:" lines)
 #
 # BASE=6.12 picks Debian's linux-source-6.12 instead (make test: that base
 # only; BASES="6.1 7.3" picks several, in that order).
@@ -40,6 +41,7 @@ $(SUITES): %:
 	@$(MAKE) --no-print-directory $*-steps
 	@$(S)/summary
 
+## run: apply the series, build it, boot it in QEMU: PASS or FAIL
 run: build
 	@$(S)/initramfs run
 	@if $(S)/boot run; then \
@@ -55,6 +57,7 @@ run: build
 DEFAULT_BASES := $(shell sed -n 's/^DEFAULT_BASES="\(.*\)"$$/\1/p' $(S)/lib.sh)
 TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
 
+## test: the whole suite on each base; ends with "N passed, N failed"
 test: deps
 test-steps:
 	@$(S)/check-tools
@@ -96,6 +99,7 @@ test-base: deps source
 # The guest checks of make test on a kernel with KASAN, lockdep and the
 # other debug checkers (Kconfig.debug.fragment); any report on the console
 # fails the run, and a guest that provokes a WARNING must be caught
+## test-debug: make test's guest checks on a kernel with KASAN and lockdep
 test-debug: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.debug.fragment
 test-debug: deps source
 test-debug-steps:
@@ -111,6 +115,7 @@ test-debug-steps:
 # with KCSAN (Kconfig.kcsan.fragment), with the series, without it, and
 # with a deliberately unlocked write in ep_disable(), which must be
 # reported.  Not part of make test: three more builds and slow guests.
+## test-kcsan: data races: three kernels with KCSAN under one load
 test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.kcsan.fragment
 test-kcsan: deps source
 test-kcsan-steps:
@@ -118,6 +123,7 @@ test-kcsan-steps:
 
 # N rounds in one boot (the selftest, and the naive control), for each
 # -smp count in SMP
+## soak: N rounds of the selftest in one boot, at each -smp in SMP
 soak: build
 soak-steps:
 	@for smp in $(or $(SMP),1 2 4); do \
@@ -129,6 +135,7 @@ soak-steps:
 # The stress test once at scale: 10,000 items, 500 readers
 # (scripts/guest/plans/scale); the bytes the writer leaves in 10,000
 # socketpairs need more than 1G
+## scale: the stress test once with 10,000 items and 500 readers
 scale: build
 scale-steps:
 	@SMP=$(or $(SMP),2) MEM=$(or $(MEM),4G) TIMEOUT=$(or $(TIMEOUT),1800) \
@@ -136,6 +143,7 @@ scale-steps:
 
 # What the op costs, and the deletion protocols side by side, in the guest:
 # CSV, plots and a table in bench/ (scripts/bench)
+## bench: what the op costs, the deletion protocols: bench/<base>/
 bench: build
 bench-steps:
 	@$(S)/bench
@@ -146,6 +154,7 @@ bench-steps:
 # and the figures of disable and deferred side by side in bench/SERVER.md
 # (scripts/server).  The kernel gets TCP/IP from Kconfig.inet.fragment, a
 # build of its own
+## server: an HTTP server under wrk in the guest: bench/SERVER.md
 server: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.inet.fragment
 server: build
 server-steps:
@@ -153,14 +162,19 @@ server-steps:
 
 # The steps, each a script; every one finds its input where the one before
 # left it (scripts/lib.sh says where).
+## deps: install from Debian what the steps need (apt-get)
 deps:
 	@$(S)/deps
+## source: the pristine base tree, in the cache
 source: deps
 	@$(S)/source
+## apply: the base with the series applied by git am
 apply: source
 	@$(S)/apply
+## configure: the test kernel's .config, each needed option checked
 configure: apply
 	@$(S)/configure
+## build: the kernel and the selftests for the guest
 build: configure
 	@$(S)/build
 
@@ -168,6 +182,7 @@ build: configure
 # compared, git am on the pristine base, checkpatch --strict, a build after
 # every patch, sparse and W=1 against the base's own warnings (which need
 # the kernel built with the series and without it); and the man page
+## check-series: the series as a reviewer checks it, and the man page
 check-series: deps source
 check-series-steps:
 	@$(S)/check-series
@@ -179,14 +194,17 @@ check-series-steps:
 	@$(S)/check-warnings
 
 # Regenerate patches/<base>/ from the component sources and messages
+## patches: regenerate patches/<base>/ from the sources and messages
 patches: source
 	@$(S)/gen-patches
 
 # Check the deletion protocol with spin, every interleaving (model/)
+## model: check the deletion protocol with spin (model/)
 model: deps
 model-steps:
 	@$(S)/check-model || true
 
+## check-%: % with patches/%/: its checks and their control
 # The follow-ups for other projects, one queue each in patches/<project>/:
 # make check-<project> builds the project with its queue and runs what the
 # queue adds, with a negative control (scripts/check-<project> says which).
@@ -215,6 +233,7 @@ $(FOLLOWUPS:%=check-%-steps): check-%-steps:
 
 # Build the kernel with each deliberately wrong ep_disable() and show that
 # the guest checks catch it (MUTANTS= picks some; default: all of them)
+## mutants: the guest checks must fail on each wrong ep_disable()
 mutants: deps source
 mutants-steps:
 	@$(S)/check-mutants $(MUTANTS)
@@ -222,19 +241,37 @@ mutants-steps:
 # The cache (scripts/cache): what it holds against its cap, and emptying
 # it; every step that makes a tree or a build prunes it to the cap first.
 # make clean removes what the Makefile leaves in the repo and in $TMPDIR.
+## cache-size: what the cache holds, against its cap
 cache-size:
 	@$(S)/cache size
+## cache-clean: empty the cache (refused while a run uses it)
 cache-clean:
 	@$(S)/cache clean
+## clean: what make leaves in this repo and in $TMPDIR
 clean:
 	@$(MAKE) --no-print-directory -C tools-testing-selftests-epoll clean
 	@rm -f $(or $(TMPDIR),/tmp)/epoll-disable-results.*
 
 # The harness's own tests, on recorded inputs (scripts/tests/): bats and
 # shellcheck, no kernel, no QEMU, no network; make test runs them first
+## check-tools: the harness's own tests: bats and shellcheck, no kernel
 check-tools-steps:
 	@$(S)/check-tools
 
 .PHONY: run test-base deps source apply configure build patches \
 	cache-size cache-clean clean \
 	$(SUITES) $(addsuffix -steps,$(SUITES))
+
+# make help: every "## target: what it does" line above, in order; a
+# "%" in one stands for each project in FOLLOWUPS
+## help: this list
+help:
+	@awk -v followups='$(FOLLOWUPS)' 'sub(/^## /, "") { \
+		t = $$0; sub(/: .*/, "", t); d = $$0; sub(/^[^:]*: /, "", d); \
+		n = t ~ /%/ ? split(followups, p, " ") : 1; \
+		for (i = 1; i <= n; i++) { \
+			x = t; y = d; \
+			if (t ~ /%/) { gsub(/%/, p[i], x); gsub(/%/, p[i], y) } \
+			printf "%-16s %s\n", x, y \
+		} }' $(firstword $(MAKEFILE_LIST))
+.PHONY: help
