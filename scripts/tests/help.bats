@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# make help and the READMEs: every "make TARGET" that README, or a README
+# one directory down (bench/, model/, patches/, scripts/, ...), tells a
+# person to run is a target make help lists, and every target make help
+# lists is one the Makefile has.  make -n and -p only: nothing is built.
+
+load helpers
+
+setup() {
+	TOP=$(dirname "$SCRIPTS")
+}
+
+# help_targets: the first word of each line of make help
+help_targets() {
+	make -s -C "$TOP" --no-print-directory help | awk '{ print $1 }'
+}
+
+# named_targets: each "make WORD" of the READMEs, once; not "make -C DIR",
+# and not a pattern such as "make check-<project>"
+named_targets() {
+	(cd "$TOP" && find . -maxdepth 2 -name README -exec \
+		grep -ohE 'make [a-z][a-z0-9<>_-]*' {} +) |
+		awk '$2 !~ /</ { print $2 }' | sort -u
+}
+
+@test "help: lists each target with a line that says what it does" {
+	run help_targets
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 20 ]
+	for t in run test help check-tools; do
+		grep -qx "$t" <<<"$output"
+	done
+	# a line each: a target, then words
+	run make -s -C "$TOP" --no-print-directory help
+	not grep -vE '^[a-z][a-z0-9-]* +[^ ].*' <<<"$output"
+}
+
+@test "help: every target it lists is a target of the Makefile" {
+	local db t missing=''
+	db=$(make -C "$TOP" --no-print-directory -pn help 2>/dev/null)
+	for t in $(help_targets); do
+		grep -qE "^$t:( [^=]*)?\$" <<<"$db" || missing="$missing $t"
+	done
+	printf 'not targets:%s\n' "$missing"
+	[ -z "$missing" ]
+}
+
+@test "help: every make command the READMEs name is in make help" {
+	local named listed t missing=''
+	named=$(named_targets)
+	listed=$(help_targets)
+	printf 'named: %s\n' "$(xargs <<<"$named")"
+	grep -qx run <<<"$named"
+	grep -qx test <<<"$named"
+	for t in $named; do
+		grep -qx "$t" <<<"$listed" || missing="$missing $t"
+	done
+	printf 'not in make help:%s\n' "$missing"
+	[ -z "$missing" ]
+}
