@@ -28,7 +28,7 @@ EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
 # The projects with a follow-up queue in patches/ and a check-<project>;
 # make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace ltp musl glibc liburing
+FOLLOWUPS := strace ltp musl glibc liburing syzkaller
 TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
@@ -221,7 +221,17 @@ model-steps:
 # own <sys/epoll.h>.
 # liburing: its new test of DISABLE through io_uring_prep_epoll_ctl(), in
 # the guest: passing on the patched kernel, skipping on the base.
-$(FOLLOWUPS:%=check-%): deps source
+# syzkaller: syz-sysgen and prog's and runtest's tests on a copy of the
+# tree given as SYZKALLER=, each with a negative control; it needs no
+# kernel tree (deps only), and it is not part of make test.
+$(filter-out check-syzkaller,$(FOLLOWUPS:%=check-%)): deps source
+check-syzkaller: deps
+ifneq ($(filter check-syzkaller,$(MAKECMDGOALS)),)
+ifeq ($(SYZKALLER),)
+$(error make check-syzkaller needs SYZKALLER=/path/to/syzkaller: a checkout of google/syzkaller at the commit patches/syzkaller/series names)
+endif
+endif
+export SYZKALLER
 ifneq ($(filter check-ltp,$(MAKECMDGOALS)),)
 ifeq ($(LTP),)
 $(error no LTP tree: give a git checkout of LTP, as in 'make check-ltp LTP=/path/to/ltp' (patches/ltp/series names the commit the queue is against))
