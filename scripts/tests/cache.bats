@@ -103,3 +103,16 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 	[ "${#lines[@]}" -eq 1 ]
 	[ "$output" = "error: a kernel build needs 2.0G free in $C, which has 1.0M: free some space there, or lower EPOLL_DISABLE_CACHE_MAX, or move the cache (EPOLL_DISABLE_CACHE=)" ]
 }
+
+@test "cache: a follow-up's cache is one unit, and goes by its last use" {
+	unit strace/bookworm-1 3 60
+	unit strace/bookworm-2 3 1
+	touch -d "-60 minutes" "$C/strace.used"
+	unit notaproject/x 3 60
+	EPOLL_DISABLE_CACHE_MAX=32M run "$SCRIPTS/cache" prune
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$C/strace" ]
+	[ -d "$C/notaproject/x" ]
+	[ "$(left)" = "base/debian-6.1 base/debian-7.3 base/debian-7.3/build-u work/debian-6.1-s1 work/debian-7.3-new work/debian-7.3-new/build-a work/debian-7.3-old work/debian-7.3-old/build-a" ]
+}
