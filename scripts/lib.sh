@@ -322,6 +322,20 @@ build_kernels() {
 	done
 }
 
+# boot_followup PLAN DIR: a follow-up's programs in DIR, in the guest on
+# both kernels (built first): plans/PLAN on the series' kernel and
+# plans/PLAN-unpatched on the base; fails, recorded, if a kernel does not
+# build
+boot_followup() {
+	if ! build_kernels; then
+		record fail "$1: the kernels with and without the series build" \
+			"scripts/apply, configure or build stopped: see the lines above"
+		return 1
+	fi
+	GUEST_BIN=$2 "$TOP/scripts/check-guest" "$1"
+	UNPATCHED=1 GUEST_BIN=$2 "$TOP/scripts/check-guest" "$1-unpatched"
+}
+
 # new_worktree DIR COMMIT: a fresh detached worktree of the base at COMMIT
 new_worktree() {
 	need_disk $((2 << 30)) "a worktree of Linux $(base_version)"
