@@ -45,9 +45,9 @@
 #include "epoll_disable.h"
 
 /*
- * The server. Each connection is an item of the set, with a lock, a stop
- * flag and a count of its deletions; a slot holds a connection until a
- * canceller replaces it.
+ * The server. Each connection is an item of the set, with the protocol's
+ * lock, tag and stop flag and a count of its deletions; a slot holds an
+ * item until a canceller replaces it.
  */
 #ifndef SERVER_ITEMS
 #define SERVER_ITEMS	500
@@ -65,23 +65,18 @@
 /* How long to wait for the waiters to catch up */
 #define SETTLE_MS	(5000 + SERVER_ITEMS)
 
-#define CONN_LIVE	0x600dcafeU
-#define CONN_POISON	0xdeadbeefU
-
-struct conn {
-	pthread_mutex_t lock;
+struct item {
+	struct item_guard g;	/* the tag is ITEM_POISON once deleted */
 	int fd[2];		/* fd[0] is watched; the writer uses fd[1] */
-	unsigned int tag;	/* CONN_LIVE, or CONN_POISON once deleted */
-	bool stop;		/* a canceller wants this item gone */
 	unsigned int events;
 	int deletions;
-	struct conn *next;	/* every item ever made, for the final count */
+	struct item *next;	/* every item ever made, for the final count */
 };
 
 static struct {
 	int ep, quitfd;
-	struct conn *slot[SERVER_ITEMS];
-	struct conn *all;
+	struct item *slot[SERVER_ITEMS];
+	struct item *all;
 	pthread_mutex_t all_lock;
 	atomic_bool pause, paused, quit, cancellers_quit;
 	atomic_ulong written, read, closed, handled, recreated;
@@ -117,36 +112,36 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static struct conn *slot_get(int i)
+static struct item *slot_get(int i)
 {
 	return __atomic_load_n(&srv.slot[i], __ATOMIC_ACQUIRE);
 }
 
-static void slot_set(int i, struct conn *it)
+static void slot_set(int i, struct item *it)
 {
 	__atomic_store_n(&srv.slot[i], it, __ATOMIC_RELEASE);
 }
 
-/* Called with it->lock held: the one place where an item is deleted */
-static void conn_delete(struct conn *it)
+/* Called with it->g.lock held: the one place where an item is deleted */
+static void item_delete(struct item *it)
 {
 	if (epoll_ctl(srv.ep, EPOLL_CTL_DEL, it->fd[0], NULL))
 		error_at("EPOLL_CTL_DEL of fd %d: %s", it->fd[0],
 			 strerror(errno));
-	it->tag = CONN_POISON;
+	it->g.tag = ITEM_POISON;
 	it->deletions++;
 	atomic_fetch_add(&srv.deleted, 1);
 }
 
-static int conn_arm(struct conn *it, int op)
+static int item_arm(struct item *it, int op)
 {
 	struct epoll_event ev = { .events = it->events, .data.ptr = it };
 
 	return epoll_ctl(srv.ep, op, it->fd[0], &ev);
 }
 
-/* Called with it->lock held, for an event this waiter was handed */
-static void conn_handle(struct conn *it)
+/* Called with it->g.lock held, for an event this waiter was handed */
+static void item_handle(struct item *it)
 {
 	char buf[256];
 	ssize_t n;
@@ -156,7 +151,7 @@ static void conn_handle(struct conn *it)
 	if (n < 0 && errno != EAGAIN)
 		error_at("read of fd %d: %s", it->fd[0], strerror(errno));
 	atomic_fetch_add(&srv.handled, 1);
-	if (conn_arm(it, EPOLL_CTL_MOD))
+	if (item_arm(it, EPOLL_CTL_MOD))
 		error_at("EPOLL_CTL_MOD of fd %d: %s", it->fd[0],
 			 strerror(errno));
 }
@@ -164,7 +159,7 @@ static void conn_handle(struct conn *it)
 static void *waiter(void *arg)
 {
 	struct epoll_event ev;
-	struct conn *it;
+	struct item *it;
 	int n;
 
 	for (;;) {
@@ -182,22 +177,25 @@ static void *waiter(void *arg)
 			return arg;	/* quitfd: the test is over */
 
 		/* Here the item may be deleted under us, but for the op */
-		pthread_mutex_lock(&it->lock);
-		if (it->tag != CONN_LIVE) {
+		switch (owner_lock(&it->g)) {
+		case ITEM_DELETED:
 			atomic_fetch_add(&srv.late_touches, 1);
-		} else if (it->stop) {
+			break;
+		case ITEM_STOPPED:
 			/* DISABLE said EBUSY: we hold the event, we delete */
-			conn_delete(it);
+			item_delete(it);
 			atomic_fetch_add(&srv.owner_deletes, 1);
-		} else {
-			conn_handle(it);
+			break;
+		case ITEM_HELD:
+			item_handle(it);
+			break;
 		}
-		pthread_mutex_unlock(&it->lock);
+		pthread_mutex_unlock(&it->g.lock);
 	}
 }
 
-/* Called with it->lock held: one byte for the item's waiter */
-static void put(struct conn *it, char c)
+/* Called with it->g.lock held: one byte for the item's waiter */
+static void put(struct item *it, char c)
 {
 	if (write(it->fd[1], &c, 1) == 1)
 		atomic_fetch_add(&srv.written, 1);
@@ -207,7 +205,7 @@ static void put(struct conn *it, char c)
 
 static void *writer(void *arg)
 {
-	struct conn *it;
+	struct item *it;
 	unsigned long i;
 
 	for (i = 0; !atomic_load(&srv.quit); i++) {
@@ -218,51 +216,51 @@ static void *writer(void *arg)
 		}
 		atomic_store(&srv.paused, false);
 		it = slot_get(i % SERVER_ITEMS);
-		pthread_mutex_lock(&it->lock);
-		if (it->tag == CONN_LIVE)
+		pthread_mutex_lock(&it->g.lock);
+		if (it->g.tag == ITEM_LIVE)
 			put(it, 'x');
-		pthread_mutex_unlock(&it->lock);
+		pthread_mutex_unlock(&it->g.lock);
 		if (i % SERVER_ITEMS == 0)
 			sched_yield();
 	}
 	return arg;
 }
 
-/* Delete an item this thread was not handed. Called with it->lock held. */
-static void cancel_locked(struct conn *it)
+/* Delete an item this thread was not handed. Called with it->g.lock held. */
+static void cancel(struct item *it)
 {
-	it->stop = true;
-	if (!epoll_ctl(srv.ep, EPOLL_CTL_DISABLE, it->fd[0], NULL)) {
+	int err = cancel_locked(&it->g, srv.ep, it->fd[0]);
+
+	if (!err) {
 		atomic_fetch_add(&srv.disable_ok, 1);
-		conn_delete(it);
-	} else if (errno == EBUSY) {
+		item_delete(it);
+	} else if (err == EBUSY) {
 		atomic_fetch_add(&srv.disable_busy, 1);
 	} else {
 		error_at("EPOLL_CTL_DISABLE of fd %d: %s", it->fd[0],
-			 strerror(errno));
+			 strerror(err));
 	}
 }
 
 /* A new item for slot @i, in the set, armed; NULL with errno set if not */
-static struct conn *conn_new(int i)
+static struct item *item_new(int i)
 {
-	struct conn *it = calloc(1, sizeof(*it));
+	struct item *it = calloc(1, sizeof(*it));
 
 	if (!it)
 		return NULL;
-	pthread_mutex_init(&it->lock, NULL);
+	item_guard_init(&it->g);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		       0, it->fd)) {
 		free(it);
 		return NULL;
 	}
-	it->tag = CONN_LIVE;
 	it->events = EPOLLIN | EPOLLONESHOT | (i % 2 ? EPOLLET : 0);
 	pthread_mutex_lock(&srv.all_lock);
 	it->next = srv.all;
 	srv.all = it;
 	pthread_mutex_unlock(&srv.all_lock);
-	if (conn_arm(it, EPOLL_CTL_ADD))
+	if (item_arm(it, EPOLL_CTL_ADD))
 		return NULL;	/* on srv.all: counted as never deleted */
 	return it;
 }
@@ -273,14 +271,14 @@ static struct conn *conn_new(int i)
  * socketpair, counting the bytes left in it, so that the numbers can be
  * reused. False if it is still there after SETTLE_MS.
  */
-static bool conn_retire(struct conn *it)
+static bool close_when_deleted(struct item *it)
 {
 	long deadline = now_ms() + SETTLE_MS;
 	int pending = 0;
 	bool gone;
 
 	for (;;) {
-		pthread_mutex_lock(&it->lock);
+		pthread_mutex_lock(&it->g.lock);
 		gone = it->deletions;
 		if (gone) {
 			if (!ioctl(it->fd[0], FIONREAD, &pending))
@@ -290,7 +288,7 @@ static bool conn_retire(struct conn *it)
 			it->fd[0] = -1;
 			it->fd[1] = -1;
 		}
-		pthread_mutex_unlock(&it->lock);
+		pthread_mutex_unlock(&it->g.lock);
 		if (gone)
 			return true;
 		if (now_ms() > deadline)
@@ -314,26 +312,26 @@ static void *canceller(void *arg)
 	/* This canceller's slots: id, id + CANCELLERS, id + 2 * CANCELLERS, ... */
 	int mine = (SERVER_ITEMS - id + CANCELLERS - 1) / CANCELLERS;
 	unsigned int seed = id + 1;
-	struct conn *it;
+	struct item *it;
 	int i;
 
 	while (mine > 0 && !atomic_load(&srv.cancellers_quit)) {
 		i = id + CANCELLERS * (rand_r(&seed) % mine);
 		it = slot_get(i);
-		pthread_mutex_lock(&it->lock);
+		pthread_mutex_lock(&it->g.lock);
 		put(it, 'y');
 		if (rand_r(&seed) % 2) {
-			pthread_mutex_unlock(&it->lock);
+			pthread_mutex_unlock(&it->g.lock);
 			sched_yield();
-			pthread_mutex_lock(&it->lock);
+			pthread_mutex_lock(&it->g.lock);
 		} else {
 			sched_yield();
 		}
-		cancel_locked(it);
-		pthread_mutex_unlock(&it->lock);
-		if (!conn_retire(it))
+		cancel(it);
+		pthread_mutex_unlock(&it->g.lock);
+		if (!close_when_deleted(it))
 			return NULL;	/* the final count says so */
-		it = conn_new(i);
+		it = item_new(i);
 		if (!it) {
 			error_at("re-creating item %d: %s", i, strerror(errno));
 			return NULL;
@@ -403,14 +401,14 @@ FIXTURE_SETUP(server)
 	/* Level-triggered and never re-armed: wakes every waiter at the end */
 	ASSERT_EQ(0, epoll_ctl(srv.ep, EPOLL_CTL_ADD, srv.quitfd, &ev));
 	for (i = 0; i < SERVER_ITEMS; i++) {
-		srv.slot[i] = conn_new(i);
+		srv.slot[i] = item_new(i);
 		ASSERT_NE(NULL, srv.slot[i]);
 	}
 }
 
 FIXTURE_TEARDOWN(server)
 {
-	struct conn *it;
+	struct item *it;
 
 	for (it = srv.all; it; it = it->next) {
 		if (it->fd[0] >= 0) {
@@ -451,7 +449,7 @@ TEST_F_TIMEOUT(server, load, 300)
 	unsigned long busy, owners, late, unread;
 	int order[SERVER_ITEMS];
 	bool drained, all_gone;
-	struct conn *it;
+	struct item *it;
 	int i;
 
 	for (i = 0; i < SERVER_WAITERS; i++)
@@ -478,9 +476,9 @@ TEST_F_TIMEOUT(server, load, 300)
 	sleep_us(CANCEL_MS * 100L);
 	for (i = 0; i < SERVER_ITEMS; i++) {
 		it = slot_get(order[i]);
-		pthread_mutex_lock(&it->lock);
-		cancel_locked(it);
-		pthread_mutex_unlock(&it->lock);
+		pthread_mutex_lock(&it->g.lock);
+		cancel(it);
+		pthread_mutex_unlock(&it->g.lock);
 		sleep_us(CANCEL_MS * 1000L / SERVER_ITEMS);
 	}
 	all_gone = settle(all_deleted);

@@ -199,16 +199,15 @@ TEST_F(item, event_not_read)
 /*
  * The EBUSY path of the protocol, deterministically: a waiter is handed
  * the event and held before it takes the item's lock; the canceller takes
- * the lock, marks the item, gets EBUSY and lets go; the waiter, released,
- * finds the mark and deletes the item, exactly once. A kernel answering 0
- * here would have the canceller delete, and free, the item under the
- * waiter.
+ * the lock, stops the item, gets EBUSY and lets go; the waiter, its owner,
+ * released, finds it stopped and deletes it, exactly once. A kernel
+ * answering 0 here would have the canceller delete, and free, the item
+ * under its owner.
  */
 struct handoff {
 	pthread_barrier_t handed, release;
-	pthread_mutex_t lock;
+	struct item_guard item;
 	int ep, fd;
-	bool stop;
 	int got, deletions, del_err;
 };
 
@@ -220,12 +219,11 @@ static void *handoff_waiter(void *arg)
 	h->got = epoll_wait(h->ep, &ev, 1, 5000);
 	pthread_barrier_wait(&h->handed);
 	pthread_barrier_wait(&h->release);
-	pthread_mutex_lock(&h->lock);
-	if (h->stop) {
+	if (owner_lock(&h->item) == ITEM_STOPPED) {
 		h->del_err = ctl(h->ep, EPOLL_CTL_DEL, h->fd);
 		h->deletions++;
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->item.lock);
 	return NULL;
 }
 
@@ -236,16 +234,15 @@ TEST_F(item, handoff)
 	int err;
 
 	ASSERT_EQ(1, put_byte(self->sv[1]));
-	pthread_mutex_init(&h.lock, NULL);
+	item_guard_init(&h.item);
 	pthread_barrier_init(&h.handed, NULL, 2);
 	pthread_barrier_init(&h.release, NULL, 2);
 	ASSERT_EQ(0, pthread_create(&t, NULL, handoff_waiter, &h));
 
 	pthread_barrier_wait(&h.handed);
-	pthread_mutex_lock(&h.lock);
-	h.stop = true;
-	err = disable(self->ep, self->fd);
-	pthread_mutex_unlock(&h.lock);
+	pthread_mutex_lock(&h.item.lock);
+	err = cancel_locked(&h.item, self->ep, self->fd);
+	pthread_mutex_unlock(&h.item.lock);
 	pthread_barrier_wait(&h.release);
 	pthread_join(t, NULL);
 
