@@ -827,51 +827,24 @@ static const char *setup(void)
 }
 
 /*
- * Is op 4 EPOLL_CTL_DISABLE here, and does an unknown op read its event?
- * With the op a NULL-event DISABLE of an armed EPOLLONESHOT item returns
- * 0. Without it, op 4 is an unknown op, which reads its event before the
- * series (EFAULT for NULL) and fails with EINVAL after its first patch.
+ * Is op 4 EPOLL_CTL_DISABLE here (epoll_disable.h's probe), and does an
+ * unknown op read its event? Without the op, op 4 is an unknown op, which
+ * reads its event before the series (EFAULT for NULL) and fails with
+ * EINVAL after its first patch.
  */
-/* 0 or the errno of an epoll_ctl() op given no event */
-static int ctl_err(int ep, int op, int fd)
-{
-	return epoll_ctl(ep, op, fd, NULL) ? errno : 0;
-}
-
-static void probe(int *disable_err, int *unknown_err)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	int ep, sv[2];
-
-	*disable_err = *unknown_err = -1;
-	ep = epoll_create1(0);
-	if (ep < 0)
-		return;
-	if (!socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
-		if (!epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
-			*disable_err = ctl_err(ep, EPOLL_CTL_DISABLE, sv[0]);
-			*unknown_err = ctl_err(ep, 5, sv[0]);
-		}
-		close(sv[0]);
-		close(sv[1]);
-	}
-	close(ep);
-	has_disable = !*disable_err;
-	unknown_reads_event = *unknown_err == EFAULT;
-}
-
 static void print_probe(void)
 {
+	struct disable_probe p;
 	char e4[16], e5[16];
-	int disable_err, unknown_err;
 
-	probe(&disable_err, &unknown_err);
+	has_disable = probe_disable(&p);
+	unknown_reads_event = p.unknown == EFAULT;
 	printf("# kernel %s EPOLL_CTL_DISABLE%s\n",
 	       has_disable ? "with" : "without",
 	       has_disable ? " (op 4)" : ": op 4 is an unknown op");
 	printf("# probe: op 4 with a NULL event: %s, op 5: %s\n",
-	       err_name(disable_err, e4, sizeof(e4)),
-	       err_name(unknown_err, e5, sizeof(e5)));
+	       err_name(p.item, e4, sizeof(e4)),
+	       err_name(p.unknown, e5, sizeof(e5)));
 	printf("# ops that read their event: ADD, MOD%s\n",
 	       !unknown_reads_event ? "" : has_disable ?
 	       ", unknown ops" : ", unknown ops (op 4 too)");

@@ -108,9 +108,6 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
-#define ITEM_LIVE	0x600dcafeU
-#define ITEM_POISON	0xdeadbeefU
-
 #define MAX_LIST	16
 #define CACHELINE	64
 /* -T -1: readers wait in epoll_wait() for ever */
@@ -161,7 +158,7 @@ static struct {
 	.prefix = "",
 };
 
-static bool have_disable;
+static bool has_disable;
 static int exit_status;
 static long long *reclaim_samples;
 
@@ -275,7 +272,7 @@ struct ops_set {
 	int first_errno[NR_OPS];
 };
 
-static int ctl(int ep, int op, int fd, unsigned int idx)
+static int ops_ctl(int ep, int op, int fd, unsigned int idx)
 {
 	struct epoll_event ev = {
 		.events = EPOLLIN | EPOLLONESHOT, .data.u32 = idx,
@@ -317,7 +314,7 @@ static int ops_setup(struct ops_set *s, int n)
 			    strerror(errno));
 			break;
 		}
-		err = ctl(s->ep, EPOLL_CTL_ADD, s->fd[i], i);
+		err = ops_ctl(s->ep, EPOLL_CTL_ADD, s->fd[i], i);
 		if (err) {
 			/* ENOSPC: /proc/sys/fs/epoll/max_user_watches */
 			out("# set size %d reduced to %d: EPOLL_CTL_ADD: %s", n,
@@ -359,11 +356,11 @@ static double ops_time(struct ops_set *s, const int *b, int nb, enum op which)
 	t0 = now_ns();
 	if (op[1]) {
 		for (i = 0; i < nb; i++)
-			got[i] = ctl(s->ep, op[0], s->fd[b[i]], b[i]) ?:
-				 ctl(s->ep, op[1], s->fd[b[i]], b[i]);
+			got[i] = ops_ctl(s->ep, op[0], s->fd[b[i]], b[i]) ?:
+				 ops_ctl(s->ep, op[1], s->fd[b[i]], b[i]);
 	} else {
 		for (i = 0; i < nb; i++)
-			got[i] = ctl(s->ep, op[0], s->fd[b[i]], b[i]);
+			got[i] = ops_ctl(s->ep, op[0], s->fd[b[i]], b[i]);
 	}
 	t1 = now_ns();
 	for (i = 0; i < nb; i++)
@@ -377,8 +374,8 @@ static void ops_readd(struct ops_set *s, const int *b, int nb)
 	int i;
 
 	for (i = 0; i < nb; i++)
-		expect_ctl(s, OP_ADD, ctl(s->ep, EPOLL_CTL_ADD, s->fd[b[i]],
-					  b[i]), 0);
+		expect_ctl(s, OP_ADD, ops_ctl(s->ep, EPOLL_CTL_ADD,
+					      s->fd[b[i]], b[i]), 0);
 }
 
 /* Untimed: re-arm the batch's items after DISABLE */
@@ -387,8 +384,8 @@ static void ops_rearm(struct ops_set *s, const int *b, int nb)
 	int i;
 
 	for (i = 0; i < nb; i++)
-		expect_ctl(s, OP_MOD, ctl(s->ep, EPOLL_CTL_MOD, s->fd[b[i]],
-					  b[i]), 0);
+		expect_ctl(s, OP_MOD, ops_ctl(s->ep, EPOLL_CTL_MOD,
+					      s->fd[b[i]], b[i]), 0);
 }
 
 /* Untimed: make the batch's items ready and collect their events */
@@ -446,7 +443,7 @@ static void run_ops(int size)
 			b[i] = s.perm[((long)r * nb + i) % s.n];
 		/* the ops in turn, so that drift hits them alike */
 		v[OP_MOD][r] = ops_time(&s, b, nb, OP_MOD);
-		if (have_disable) {
+		if (has_disable) {
 			v[OP_DISABLE_ARMED][r] =
 				ops_time(&s, b, nb, OP_DISABLE_ARMED);
 			ops_rearm(&s, b, nb);
@@ -459,7 +456,7 @@ static void run_ops(int size)
 		v[OP_DEL][r] = ops_time(&s, b, nb, OP_DEL);
 		v[OP_DEL_MISSING][r] = ops_time(&s, b, nb, OP_DEL_MISSING);
 		v[OP_ADD][r] = ops_time(&s, b, nb, OP_ADD);
-		if (have_disable) {
+		if (has_disable) {
 			v[OP_DISABLE_DEL][r] =
 				ops_time(&s, b, nb, OP_DISABLE_DEL);
 			ops_readd(&s, b, nb);
@@ -468,7 +465,7 @@ static void run_ops(int size)
 	out("# ops: %d items, %d batches of %d, %.2f s", s.n, rounds, nb,
 	    (now_ns() - t0) / 1e9);
 	for (w = 0; w < NR_OPS; w++) {
-		if (!have_disable && op_uses_disable(w))
+		if (!has_disable && op_uses_disable(w))
 			continue;
 		if (s.bad[w])
 			fail("%s on %d items: %lu calls did not return %s (first: %s)",
@@ -1402,13 +1399,6 @@ static void proto_teardown(void)
 	close(P.quitfd);
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * After the window: no more deletions; wait until what was deleted in it
  * is freed, or for twice the readers' timeout and a second more. Then stop the writer and the churn thread, and
@@ -1471,7 +1461,7 @@ static void run_proto(enum protocol protocol, int readers, int n, int timeout)
 	double secs;
 	int i;
 
-	if (protocol == PROTO_DISABLE && !have_disable)
+	if (protocol == PROTO_DISABLE && !has_disable)
 		return;		/* said once, in main() */
 	memset(&P, 0, sizeof(P));
 	P.protocol = protocol;
@@ -1801,8 +1791,8 @@ int main(int argc, char **argv)
 	    mode_names[opt.mode], u.release, u.machine);
 	out("# smp %ld", sysconf(_SC_NPROCESSORS_ONLN));
 
-	avail = probe_disable(why, sizeof(why));
-	have_disable = avail > 0;
+	avail = disable_usable(why, sizeof(why));
+	has_disable = avail > 0;
 	if (avail < 0)
 		fail("EPOLL_CTL_DISABLE probe: %s", why);
 	else if (!avail)

@@ -969,13 +969,6 @@ static void stop(pthread_t acc, pthread_t rpr, pthread_t idl)
 	close(S.lfd);
 }
 
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double pct_us(double p)
 {
 	if (!S.nr_samples)
@@ -1171,7 +1164,7 @@ int main(int argc, char **argv)
 	int i, rc, have;
 
 	parse(argc, argv);
-	have = probe_disable(why, sizeof(why));
+	have = disable_usable(why, sizeof(why));
 	if (have < 0) {
 		out("not ok 1 - EPOLL_CTL_DISABLE probe: %s", why);
 		return 1;
