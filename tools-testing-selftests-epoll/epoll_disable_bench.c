@@ -11,27 +11,28 @@
  * ep->mtx and a search of the tree.
  *
  * "-M proto" runs the workload of epoll_disable_test for a fixed time:
- * reader threads in epoll_wait() on one set of N EPOLLONESHOT socketpairs,
- * a writer writing bytes to random items and a churn thread that deletes
+ * waiter threads in epoll_wait() on one set of N EPOLLONESHOT socketpairs,
+ * a writer writing bytes to random items and a canceller that deletes
  * a random item and puts a new one in its place, over and over. How an
- * item is deleted safely while readers may hold its event is the protocol:
+ * item is deleted safely while waiters may hold its event is the protocol:
  *
- *   disable   EPOLL_CTL_DISABLE, "delete when done": 0, the churn thread
- *             deletes and frees the item at once; EBUSY, the reader
- *             holding the event does. A per-item mutex orders the churn
- *             thread's "stop" flag and DISABLE with the reader's check
- *             of the flag and its re-arm (MOD): without it, a reader
- *             that read the flag just before it was set would re-arm an
- *             item that nobody is left to delete.
+ *   disable   EPOLL_CTL_DISABLE, "delete when done": 0, the canceller
+ *             deletes and frees the item at once; EBUSY, the waiter
+ *             holding the event (its owner) does. The item's lock orders
+ *             the canceller's stop flag and DISABLE with the owner's
+ *             check of the flag and its re-arm (MOD): without it, an
+ *             owner that read the flag just before it was set would
+ *             re-arm an item that nobody is left to delete. The steps
+ *             are epoll_disable.h's, as in the selftest.
  *   global    one mutex held across epoll_wait() and the handling of the
- *             event, and by the churn thread around delete and free (the
- *             churn thread goes first when it waits)
+ *             event, and by the canceller around delete and free (the
+ *             canceller goes first when it waits)
  *   deferred  no kernel help and no per-item lock: set the item's "dead"
  *             flag, EPOLL_CTL_DEL at once, then free the item (and close
- *             its fds) only when every reader has come back from the
+ *             its fds) only when every waiter has come back from the
  *             epoll_wait() it was in at the time (QSBR: a global epoch,
- *             one counter per reader, a quiescent point before each
- *             epoll_wait()). A reader that was handed the event of a
+ *             one counter per waiter, a quiescent point before each
+ *             epoll_wait()). A waiter that was handed the event of a
  *             dead item drops it; its MOD may meet ENOENT.
  *   genslot   no kernel help: items live in the slots of a slab of the
  *             program's own, never given back to malloc while the set
@@ -39,7 +40,7 @@
  *             next one), and epoll_data holds the slot's index and a
  *             generation, not a pointer. Deleting: under the slot's
  *             mutex, EPOLL_CTL_DEL and the generation moved on; then the
- *             fds are closed and the slot is free at once. A reader
+ *             fds are closed and the slot is free at once. A waiter
  *             takes the mutex of the slot its event names and drops the
  *             event if the generation is not the slot's: the slot is
  *             still valid memory, the item is gone. No use-after-free,
@@ -48,17 +49,17 @@
  *             to allocate its items from a slab of its own.
  *   naive     EPOLL_CTL_DEL and free under the item mutex: unsafe
  *
- * A reader blocked in epoll_wait() cannot be taken for quiescent: the
+ * A waiter blocked in epoll_wait() cannot be taken for quiescent: the
  * wait may already have taken the event of an item that is deleted
  * before the call returns it. So deferred reclamation waits for each
- * reader's epoll_wait() to return, which its timeout bounds (-T). With
- * no timeout (-T -1) the churn thread wakes the readers it waits for with
+ * waiter's epoll_wait() to return, which its timeout bounds (-T). With
+ * no timeout (-T -1) the canceller wakes the waiters it waits for with
  * a signal (epoll_wait() fails with EINTR), and under global it signals
- * the reader that holds the mutex in epoll_wait().
+ * the waiter that holds the mutex in epoll_wait().
  *
  * "-M reclaim" runs the same workload and reports, instead of throughput,
- * how long each item deleted in the timed window waited between the churn
- * thread's decision to delete it and its free (p50, p99, max) and how
+ * how long each item deleted in the timed window waited between the
+ * canceller's decision to delete it and its free (p50, p99, max) and how
  * many items were deleted but not yet freed (mean over the window, peak).
  * For genslot "freed" is the slot back on the free list, ready for the
  * next item: its memory is never given back, which "-M proto" shows as
@@ -68,11 +69,11 @@
  * any left then are counted as unfreed, their age so far their wait).
  *
  * Freed items are poisoned and kept in a quarantine for a while before
- * they really go back to malloc, so that a reader that touches an item
+ * they really go back to malloc, so that a waiter that touches an item
  * after it was freed (a use-after-free in a real program) is counted as a
  * late touch instead of crashing. Genslot frees no memory: its late touch
- * is a reader about to read and re-arm a slot that holds no item, or one
- * added after the reader's epoll_wait() returned (a check of the bench's
+ * is a waiter about to read and re-arm a slot that holds no item, or one
+ * added after the waiter's epoll_wait() returned (a check of the bench's
  * own, blind to the generation, so that a genslot that skipped or misused
  * it would be caught). Only naive may have late touches: if a safe
  * protocol has any, the run fails (exit 1). The timings are reported,
@@ -110,9 +111,9 @@
 
 #define MAX_LIST	16
 #define CACHELINE	64
-/* -T -1: readers wait in epoll_wait() for ever */
+/* -T -1: waiters wait in epoll_wait() for ever */
 #define NO_TIMEOUT	-1
-/* -T -1: the churn thread wakes a reader it waits for at most this often */
+/* -T -1: the canceller wakes a waiter it waits for at most this often */
 #define KICK_EVERY_US	1000
 /* Reclaim latency samples kept, at most */
 #define MAX_SAMPLES	(1L << 20)
@@ -136,7 +137,7 @@ static const char *const protocol_names[] = {
 static struct {
 	enum mode mode;
 	int sizes[MAX_LIST], nr_sizes;
-	int readers[MAX_LIST], nr_readers;
+	int waiters[MAX_LIST], nr_waiters;
 	int protocols[MAX_LIST], nr_protocols;
 	int timeouts[MAX_LIST], nr_timeouts;
 	int runs;
@@ -144,7 +145,7 @@ static struct {
 	long iterations;
 	int batch;
 	int delay_us;
-	long churn_rate;
+	long cancel_rate;
 	long write_rate;
 	unsigned int seed;
 	const char *prefix;
@@ -492,12 +493,14 @@ struct item_core {
 
 struct item {
 	struct item_core c;
-	unsigned int tag;	/* ITEM_LIVE, ITEM_POISON once freed */
-	pthread_mutex_t lock;	/* disable, naive, genslot */
-	atomic_bool stop;	/* disable: to be deleted; deferred: deleted */
-	unsigned long epoch;	/* deferred: retired in this epoch */
-	struct item *next;	/* deferred: retire list; genslot: free */
-	long long decided;	/* when the churn thread chose to delete it */
+	/* the tag: ITEM_POISON once freed; the lock: disable, naive, genslot */
+	struct item_guard g;
+	atomic_bool dead;	/* deferred: deleted */
+	union {
+		struct qsbr_node retired;	/* deferred: the retire list */
+		struct item *next;	/* genslot: the free list */
+	};
+	long long decided;	/* when the canceller chose to delete it */
 	bool timed;		/* it did so in the timed window */
 	uint32_t gen, idx;	/* genslot: the slot's generation and index */
 	unsigned long born;	/* genslot, the bench's: P.births at ADD */
@@ -515,7 +518,7 @@ struct item {
  *   disable   the core, a mutex and the stop flag
  *   naive     the core and a mutex
  *   deferred  the core, the deleted flag, the retire epoch and link;
- *             one cache line per reader (its quiescent counter),
+ *             one cache line per waiter (its quiescent counter),
  *             one for the global epoch and the list head; and the items
  *             waiting on the retire list (its mean length, sampled at
  *             each retirement), whole
@@ -555,21 +558,21 @@ struct item_genslot {
 	uint32_t next;
 };
 
-/* The writer's way to an item: the churn thread swaps it under the lock */
+/* The writer's way to an item: the canceller swaps it under the lock */
 struct slot {
 	pthread_mutex_t lock;
 	struct item *it;
 };
 
-struct reader {
+struct waiter {
 	pthread_t thread;
-	atomic_ulong qs;	/* deferred: epoch at its last quiescent point */
+	atomic_ulong qs;	/* deferred: QSBR's counter */
 	atomic_ulong events;	/* handled: read and re-armed */
 	atomic_ulong late;	/* touched an item after it was freed */
 	atomic_ulong stale;	/* an event of an item already deleted */
 	atomic_ulong owner_deletes;	/* disable: deleted after EBUSY */
 	atomic_ulong kicks;	/* -T -1: woken by a signal */
-	long long kicked;	/* the churn thread's: when it last did */
+	long long kicked;	/* the canceller's: when it last did */
 } __attribute__((aligned(CACHELINE)));
 
 /* Reclaim latencies: ns from the decision to delete to the free */
@@ -580,23 +583,22 @@ struct samples {
 
 static struct proto {
 	enum protocol protocol;
-	int n, nr_readers;
-	int timeout;		/* readers' epoll_wait() timeout, ms */
+	int n, nr_waiters;
+	int timeout;		/* waiters' epoll_wait() timeout, ms */
 	int epfd, quitfd;
 	struct slot *slots;
-	struct reader *readers;
+	struct waiter *waiters;
 	pthread_mutex_t global;
-	pthread_mutex_t gate;	/* global: held by the deleter while it waits */
-	atomic_bool churn_waits;	/* global: the deleter wants the lock */
-	atomic_int holder;	/* global: the reader that has the lock */
+	pthread_mutex_t gate;	/* global: the canceller's, while it waits */
+	atomic_bool canceller_waits;	/* global: it wants the lock */
+	atomic_int holder;	/* global: the waiter that has the lock */
 	atomic_bool quit;
 	atomic_ulong deletions, busy, errors;
-	atomic_ulong gp;	/* deferred: the global epoch */
-	struct item *retire_head, *retire_tail;
+	struct qsbr qsbr;	/* deferred */
 	long retired, peak_retired;
 	double backlog_sum;	/* deferred: retire list length, summed */
 	unsigned long retirements;
-	struct item *slab_free;	/* genslot: the churn thread's */
+	struct item *slab_free;	/* genslot: the canceller's */
 	long slab_chunks;	/* genslot: chunks in the slab */
 	atomic_ulong births;	/* genslot, the bench's: items added */
 	/* reclaim: the timed window, and what was deleted in it */
@@ -625,15 +627,13 @@ static void error_at(const char *fmt, ...)
 	pthread_mutex_unlock(&error_lock);
 }
 
-static struct {
-	pthread_mutex_t lock;
-	struct item *ring[QUARANTINE];
-	long head, len;
-} quarantine = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static void *quarantine_ring[QUARANTINE];
+static struct quarantine quarantine =
+	QUARANTINE_INIT(quarantine_ring, struct item, g);
 
 static void item_release(struct item *it)
 {
-	pthread_mutex_destroy(&it->lock);
+	pthread_mutex_destroy(&it->g.lock);
 	free(it);
 }
 
@@ -667,32 +667,9 @@ static void reclaimed(struct item *it)
  */
 static void item_free(struct item *it)
 {
-	struct item *old = NULL;
-
 	reclaimed(it);
-	it->tag = ITEM_POISON;
-	pthread_mutex_lock(&quarantine.lock);
-	if (quarantine.len == QUARANTINE) {
-		old = quarantine.ring[quarantine.head];
-		quarantine.ring[quarantine.head] = it;
-		quarantine.head = (quarantine.head + 1) % QUARANTINE;
-	} else {
-		quarantine.ring[(quarantine.head + quarantine.len++) %
-				QUARANTINE] = it;
-	}
-	pthread_mutex_unlock(&quarantine.lock);
-	if (old)
-		item_release(old);
-}
-
-static void quarantine_drain(void)
-{
-	while (quarantine.len) {
-		item_release(quarantine.ring[quarantine.head]);
-		quarantine.head = (quarantine.head + 1) % QUARANTINE;
-		quarantine.len--;
-	}
-	quarantine.head = 0;
+	it->g.tag = ITEM_POISON;
+	quarantine_put(&quarantine, it);
 }
 
 static void item_close(struct item *it)
@@ -716,7 +693,7 @@ static void item_del(struct item *it, bool close_fds)
  * genslot: the slab. Its slots come in chunks that are never freed while
  * the set lives, so the slot an event names is memory of the right type
  * whatever became of the item in it; a fixed directory finds a chunk, so
- * growing never moves a slot. Only the churn thread adds and deletes
+ * growing never moves a slot. Only the canceller adds and deletes
  * items, so the free list and the growth are its own and take no lock.
  */
 #define GENSLOT_CHUNK		256
@@ -759,11 +736,11 @@ static int genslot_grow(void)
 	if (!chunk)
 		return -1;
 	for (i = GENSLOT_CHUNK - 1; i >= 0; i--) {
-		pthread_mutex_init(&chunk[i].lock, NULL);
+		pthread_mutex_init(&chunk[i].g.lock, NULL);
 		chunk[i].idx = c * GENSLOT_CHUNK + i;
 		/* never 0: a key of 0 is quitfd's */
 		chunk[i].gen = 1;
-		chunk[i].tag = ITEM_POISON;
+		chunk[i].g.tag = ITEM_POISON;
 		genslot_put(&chunk[i]);
 	}
 	atomic_store_explicit(&genslot_dir[c], chunk, memory_order_release);
@@ -791,7 +768,7 @@ static void genslot_destroy(void)
 	for (c = 0; c < P.slab_chunks; c++) {
 		chunk = atomic_load(&genslot_dir[c]);
 		for (i = 0; i < GENSLOT_CHUNK; i++)
-			pthread_mutex_destroy(&chunk[i].lock);
+			pthread_mutex_destroy(&chunk[i].g.lock);
 		free(chunk);
 		atomic_store(&genslot_dir[c], NULL);
 	}
@@ -807,7 +784,7 @@ static struct item *item_alloc(void)
 		return genslot_get();
 	it = calloc(1, sizeof(*it));
 	if (it)
-		pthread_mutex_init(&it->lock, NULL);
+		pthread_mutex_init(&it->g.lock, NULL);
 	return it;
 }
 
@@ -842,7 +819,7 @@ static struct item *item_new(void)
 		deferred_reclaim(false);
 		sleep_us(1000);
 	}
-	it->tag = ITEM_LIVE;
+	it->g.tag = ITEM_LIVE;
 	it->c.events = EPOLLIN | EPOLLONESHOT;
 	ev.events = it->c.events;
 	if (P.protocol == PROTO_GENSLOT) {
@@ -855,15 +832,15 @@ static struct item *item_new(void)
 	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, it->c.fd[0], &ev)) {
 		error_at("EPOLL_CTL_ADD: %s", strerror(errno));
 		item_close(it);
-		it->tag = ITEM_POISON;
+		it->g.tag = ITEM_POISON;
 		item_unalloc(it);
 		return NULL;
 	}
 	return it;
 }
 
-/* For an event this reader owns: drain the socket, re-arm the item */
-static void item_handle(struct reader *r, struct item *it, epoll_data_t data)
+/* For an event this waiter owns: drain the socket, re-arm the item */
+static void item_handle(struct waiter *w, struct item *it, epoll_data_t data)
 {
 	struct epoll_event ev = { .events = it->c.events, .data = data };
 	char buf[256];
@@ -878,7 +855,7 @@ static void item_handle(struct reader *r, struct item *it, epoll_data_t data)
 	    (errno != ENOENT || P.protocol != PROTO_DEFERRED))
 		error_at("EPOLL_CTL_MOD of fd %d: %s", it->c.fd[0],
 			 strerror(errno));
-	atomic_fetch_add_explicit(&r->events, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&w->events, 1, memory_order_relaxed);
 }
 
 static void count(atomic_ulong *c)
@@ -887,47 +864,48 @@ static void count(atomic_ulong *c)
 }
 
 /*
- * global: a plain mutex lets the reader that just unlocked it take it
- * again at once, before a woken waiter runs, and the deleter starves (no
- * deletions at all with 64 readers). So the deleter says that it waits,
- * and readers let it go first: a correct protocol that also deletes.
+ * global: a plain mutex lets the waiter that just unlocked it take it
+ * again at once, before a thread it woke runs, and the canceller starves
+ * (no deletions at all with 64 waiters). So the canceller says that it
+ * waits, and waiters let it go first: a correct protocol that also
+ * deletes.
  */
-static void global_lock_reader(struct reader *r)
+static void global_lock_waiter(struct waiter *w)
 {
-	if (atomic_load_explicit(&P.churn_waits, memory_order_relaxed)) {
-		/* sleep until the deleter has the lock */
+	if (atomic_load_explicit(&P.canceller_waits, memory_order_relaxed)) {
+		/* sleep until the canceller has the lock */
 		pthread_mutex_lock(&P.gate);
 		pthread_mutex_unlock(&P.gate);
 	}
 	pthread_mutex_lock(&P.global);
-	atomic_store(&P.holder, r - P.readers);
+	atomic_store(&P.holder, w - P.waiters);
 }
 
-static void global_unlock_reader(void)
+static void global_unlock_waiter(void)
 {
 	atomic_store(&P.holder, -1);
 	pthread_mutex_unlock(&P.global);
 }
 
-/* Wake a reader out of epoll_wait(): it fails with EINTR */
-static void kick(struct reader *r)
+/* Wake a waiter out of epoll_wait(): it fails with EINTR */
+static void kick(struct waiter *w)
 {
-	pthread_kill(r->thread, SIGUSR1);
-	count(&r->kicks);
+	pthread_kill(w->thread, SIGUSR1);
+	count(&w->kicks);
 }
 
 /*
- * With -T -1 the reader that holds the lock may wait in epoll_wait() for
+ * With -T -1 the waiter that holds the lock may wait in epoll_wait() for
  * ever: wake it, and again each KICK_EVERY_US until we have the lock (a
  * signal that lands before its epoll_wait() starts is lost).
  */
-static void global_lock_churn(void)
+static void global_lock_canceller(void)
 {
 	struct timespec until;
 	int h;
 
 	pthread_mutex_lock(&P.gate);
-	atomic_store(&P.churn_waits, true);
+	atomic_store(&P.canceller_waits, true);
 	if (P.timeout != NO_TIMEOUT) {
 		pthread_mutex_lock(&P.global);
 	} else {
@@ -942,40 +920,43 @@ static void global_lock_churn(void)
 				break;
 			h = atomic_load(&P.holder);
 			if (h >= 0)
-				kick(&P.readers[h]);
+				kick(&P.waiters[h]);
 		}
 	}
-	atomic_store(&P.churn_waits, false);
+	atomic_store(&P.canceller_waits, false);
 	pthread_mutex_unlock(&P.gate);
 }
 
-/* deferred: an event for an item that a reader holds, no lock taken */
-static void deferred_handle(struct reader *r, struct item *it)
+/* deferred: an event for an item that a waiter holds, no lock taken */
+static void deferred_handle(struct waiter *w, struct item *it)
 {
-	if (it->tag != ITEM_LIVE)
-		count(&r->late);
-	else if (atomic_load(&it->stop))
-		count(&r->stale);	/* deleted, not yet freed: drop it */
+	if (it->g.tag != ITEM_LIVE)
+		count(&w->late);
+	else if (atomic_load(&it->dead))
+		count(&w->stale);	/* deleted, not yet freed: drop it */
 	else
-		item_handle(r, it, (epoll_data_t){ .ptr = it });
+		item_handle(w, it, (epoll_data_t){ .ptr = it });
 }
 
-/* disable and naive: under the item's mutex */
-static void locked_handle(struct reader *r, struct item *it)
+/* disable and naive: the owner's step, under the item's lock */
+static void locked_handle(struct waiter *w, struct item *it)
 {
-	pthread_mutex_lock(&it->lock);
-	if (it->tag != ITEM_LIVE) {
-		count(&r->late);
-		pthread_mutex_unlock(&it->lock);
-	} else if (atomic_load(&it->stop)) {
+	switch (owner_lock(&it->g)) {
+	case ITEM_DELETED:
+		count(&w->late);
+		pthread_mutex_unlock(&it->g.lock);
+		break;
+	case ITEM_STOPPED:
 		/* DISABLE said EBUSY: we own the event, we delete */
 		item_del(it, true);
-		pthread_mutex_unlock(&it->lock);
+		pthread_mutex_unlock(&it->g.lock);
 		item_free(it);
-		count(&r->owner_deletes);
-	} else {
-		item_handle(r, it, (epoll_data_t){ .ptr = it });
-		pthread_mutex_unlock(&it->lock);
+		count(&w->owner_deletes);
+		break;
+	case ITEM_HELD:
+		item_handle(w, it, (epoll_data_t){ .ptr = it });
+		pthread_mutex_unlock(&it->g.lock);
+		break;
 	}
 }
 
@@ -983,13 +964,13 @@ static void locked_handle(struct reader *r, struct item *it)
  * genslot, the bench's own check, blind to the generation (a bug in the
  * protocol's use of it is what it must catch): is the slot free, or does
  * it hold an item added after epoll_wait() returned this event (@seen:
- * P.births then), which cannot be the event's? Either way the reader is
+ * P.births then), which cannot be the event's? Either way the waiter is
  * about to read and re-arm the fds of an item that is not the event's,
  * or of none: what a use-after-free becomes when memory is type-stable.
  */
 static bool genslot_late(const struct item *it, unsigned long seen)
 {
-	return it->tag != ITEM_LIVE || it->born > seen;
+	return it->g.tag != ITEM_LIVE || it->born > seen;
 }
 
 /*
@@ -997,24 +978,24 @@ static bool genslot_late(const struct item *it, unsigned long seen)
  * the generation says whether the item the event was for still lives in
  * it. If not, the event is dropped, and the fds are not touched.
  */
-static void genslot_handle(struct reader *r, epoll_data_t data,
+static void genslot_handle(struct waiter *w, epoll_data_t data,
 			   unsigned long seen)
 {
 	struct item *it = genslot_at(data.u64);
 
-	pthread_mutex_lock(&it->lock);
+	pthread_mutex_lock(&it->g.lock);
 	if (it->gen != (uint32_t)(data.u64 >> 32))
-		count(&r->stale);	/* deleted since: drop it */
+		count(&w->stale);	/* deleted since: drop it */
 	else if (genslot_late(it, seen))
-		count(&r->late);
+		count(&w->late);
 	else
-		item_handle(r, it, data);
-	pthread_mutex_unlock(&it->lock);
+		item_handle(w, it, data);
+	pthread_mutex_unlock(&it->g.lock);
 }
 
-static void *reader(void *arg)
+static void *waiter(void *arg)
 {
-	struct reader *r = arg;
+	struct waiter *w = arg;
 	struct epoll_event ev;
 	unsigned long seen = 0;
 	struct item *it;
@@ -1028,13 +1009,13 @@ static void *reader(void *arg)
 		 * up to this one, so it cannot return those items.
 		 */
 		if (P.protocol == PROTO_DEFERRED)
-			atomic_store(&r->qs, atomic_load(&P.gp));
+			qsbr_quiescent(&P.qsbr, &w->qs);
 		if (P.protocol == PROTO_GLOBAL)
-			global_lock_reader(r);
+			global_lock_waiter(w);
 		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
 		if (n <= 0 || !ev.data.ptr) {
 			if (P.protocol == PROTO_GLOBAL)
-				global_unlock_reader();
+				global_unlock_waiter();
 			if (n < 0 && errno != EINTR) {
 				error_at("epoll_wait: %s", strerror(errno));
 				return NULL;
@@ -1054,20 +1035,20 @@ static void *reader(void *arg)
 		switch (P.protocol) {
 		case PROTO_GLOBAL:
 			/* nobody deletes while we hold the global lock */
-			if (it->tag != ITEM_LIVE)
-				count(&r->late);
+			if (it->g.tag != ITEM_LIVE)
+				count(&w->late);
 			else
-				item_handle(r, it, ev.data);
-			global_unlock_reader();
+				item_handle(w, it, ev.data);
+			global_unlock_waiter();
 			break;
 		case PROTO_DEFERRED:
-			deferred_handle(r, it);
+			deferred_handle(w, it);
 			break;
 		case PROTO_GENSLOT:
-			genslot_handle(r, ev.data, seen);
+			genslot_handle(w, ev.data, seen);
 			break;
 		default:
-			locked_handle(r, it);
+			locked_handle(w, it);
 		}
 	}
 }
@@ -1105,73 +1086,51 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* deferred: the oldest epoch some reader may still hold an item of */
-static unsigned long deferred_min_qs(void)
+static void deferred_free(struct qsbr_node *n)
 {
-	unsigned long min = ULONG_MAX, v;
-	int i;
+	struct item *it = qsbr_entry(n, struct item, retired);
 
-	for (i = 0; i < P.nr_readers; i++) {
-		v = atomic_load(&P.readers[i].qs);
-		if (v < min)
-			min = v;
-	}
-	return min;
+	P.retired--;
+	item_close(it);
+	item_free(it);
 }
 
 /*
- * deferred: free what no reader can hold any more (@all: readers gone).
- * The retire list is the churn thread's, or the main thread's once the
- * churn thread is gone.
+ * deferred: free what no waiter can hold any more (@all: waiters gone).
+ * The retire list is the canceller's, or the main thread's once the
+ * canceller is gone.
  */
 static void deferred_reclaim(bool all)
 {
-	unsigned long min = all ? ULONG_MAX : deferred_min_qs();
-	struct item *it;
-
-	while ((it = P.retire_head) && it->epoch <= min) {
-		P.retire_head = it->next;
-		if (!P.retire_head)
-			P.retire_tail = NULL;
-		P.retired--;
-		item_close(it);
-		item_free(it);
-	}
+	qsbr_reclaim(&P.qsbr, all, deferred_free);
 }
 
 /*
- * deferred, -T -1: wake the readers that keep the oldest retired item
+ * deferred, -T -1: wake the waiters that keep the oldest retired item
  * from being freed, each at most once every KICK_EVERY_US
  */
 static void deferred_kick(void)
 {
-	struct item *it = P.retire_head;
+	struct qsbr_node *oldest = P.qsbr.head;
 	long long now = now_ns();
-	struct reader *r;
+	struct waiter *w;
 	int i;
 
-	if (!it || P.timeout != NO_TIMEOUT)
+	if (!oldest || P.timeout != NO_TIMEOUT)
 		return;
-	for (i = 0; i < P.nr_readers; i++) {
-		r = &P.readers[i];
-		if (atomic_load(&r->qs) < it->epoch &&
-		    now - r->kicked >= KICK_EVERY_US * 1000LL) {
-			kick(r);
-			r->kicked = now;
+	for (i = 0; i < P.nr_waiters; i++) {
+		w = &P.waiters[i];
+		if (atomic_load(&w->qs) < oldest->epoch &&
+		    now - w->kicked >= KICK_EVERY_US * 1000LL) {
+			kick(w);
+			w->kicked = now;
 		}
 	}
 }
 
 static void deferred_retire(struct item *it)
 {
-	/* after the DEL: readers that see this epoch cannot get the item */
-	it->epoch = atomic_fetch_add(&P.gp, 1) + 1;
-	it->next = NULL;
-	if (P.retire_tail)
-		P.retire_tail->next = it;
-	else
-		P.retire_head = it;
-	P.retire_tail = it;
+	qsbr_retire(&P.qsbr, &it->retired);
 	if (++P.retired > P.peak_retired)
 		P.peak_retired = P.retired;
 	P.backlog_sum += P.retired;
@@ -1180,52 +1139,54 @@ static void deferred_retire(struct item *it)
 
 /*
  * genslot: under the slot's mutex, delete the item and move the
- * generation on, so that a reader holding its event finds it gone when it
+ * generation on, so that a waiter holding its event finds it gone when it
  * gets the mutex; the fds are closed after the unlock (once the generation
- * has moved no reader looks at them), and the slot is free for the next
+ * has moved no waiter looks at them), and the slot is free for the next
  * item at once. Its memory is never given back.
  */
 static void genslot_delete(struct item *it)
 {
-	pthread_mutex_lock(&it->lock);
+	pthread_mutex_lock(&it->g.lock);
 	item_del(it, false);
 	if (!++it->gen)
 		it->gen = 1;	/* never 0: a key of 0 is quitfd's */
-	it->tag = ITEM_POISON;	/* the bench's: the slot holds no item */
-	pthread_mutex_unlock(&it->lock);
+	/* the bench's: the slot holds no item */
+	it->g.tag = ITEM_POISON;
+	pthread_mutex_unlock(&it->g.lock);
 	item_close(it);
 	genslot_put(it);
 	reclaimed(it);
 }
 
-/* Delete (and free) an item the writer can no longer reach */
-static void delete_item(struct item *it)
+/* The canceller's step: delete (and free) an item the writer cannot reach */
+static void cancel(struct item *it)
 {
+	int err;
+
 	switch (P.protocol) {
 	case PROTO_DISABLE:
-		pthread_mutex_lock(&it->lock);
-		atomic_store(&it->stop, true);
-		if (!epoll_ctl(P.epfd, EPOLL_CTL_DISABLE, it->c.fd[0], NULL)) {
+		pthread_mutex_lock(&it->g.lock);
+		err = cancel_locked(&it->g, P.epfd, it->c.fd[0]);
+		if (!err) {
 			item_del(it, true);
-			pthread_mutex_unlock(&it->lock);
+			pthread_mutex_unlock(&it->g.lock);
 			item_free(it);
 			return;
 		}
-		if (errno == EBUSY)
-			atomic_fetch_add_explicit(&P.busy, 1,
-						  memory_order_relaxed);
+		if (err == EBUSY)
+			count(&P.busy);
 		else
-			error_at("EPOLL_CTL_DISABLE: %s", strerror(errno));
-		pthread_mutex_unlock(&it->lock);
+			error_at("EPOLL_CTL_DISABLE: %s", strerror(err));
+		pthread_mutex_unlock(&it->g.lock);
 		return;
 	case PROTO_GLOBAL:
-		global_lock_churn();
+		global_lock_canceller();
 		item_del(it, true);
 		item_free(it);
 		pthread_mutex_unlock(&P.global);
 		return;
 	case PROTO_DEFERRED:
-		atomic_store(&it->stop, true);
+		atomic_store(&it->dead, true);
 		item_del(it, false);
 		deferred_retire(it);
 		return;
@@ -1233,10 +1194,10 @@ static void delete_item(struct item *it)
 		genslot_delete(it);
 		return;
 	case PROTO_NAIVE:
-		pthread_mutex_lock(&it->lock);
+		pthread_mutex_lock(&it->g.lock);
 		item_del(it, true);
-		it->tag = ITEM_POISON;
-		pthread_mutex_unlock(&it->lock);
+		it->g.tag = ITEM_POISON;
+		pthread_mutex_unlock(&it->g.lock);
 		item_free(it);
 		return;
 	}
@@ -1254,11 +1215,12 @@ static void sample_pending(void)
 }
 
 /*
- * Replace a random item by a new one and delete the old one, at the churn
- * rate; deferred reclamation runs here too, between deletions. Once the
- * window is over (draining), only the reclamation goes on.
+ * The canceller: replace a random item by a new one and delete the old
+ * one, at the -c rate; deferred reclamation runs here too, between
+ * deletions. Once the window is over (draining), only the reclamation
+ * goes on.
  */
-static void *churn(void *arg)
+static void *canceller(void *arg)
 {
 	unsigned long s = opt.seed * 0xbf58476d1ce4e5b9UL + 7;
 	long long t0 = now_ns();
@@ -1293,8 +1255,8 @@ static void *churn(void *arg)
 			atomic_fetch_add(&P.pending, 1);
 			sample_pending();
 		}
-		delete_item(old);
-		pace(t0, k, opt.churn_rate);
+		cancel(old);
+		pace(t0, k, opt.cancel_rate);
 	}
 	return NULL;
 }
@@ -1308,12 +1270,12 @@ static void totals(struct totals *t)
 	int i;
 
 	memset(t, 0, sizeof(*t));
-	for (i = 0; i < P.nr_readers; i++) {
-		t->events += atomic_load(&P.readers[i].events);
-		t->late += atomic_load(&P.readers[i].late);
-		t->stale += atomic_load(&P.readers[i].stale);
-		t->owner_deletes += atomic_load(&P.readers[i].owner_deletes);
-		t->kicks += atomic_load(&P.readers[i].kicks);
+	for (i = 0; i < P.nr_waiters; i++) {
+		t->events += atomic_load(&P.waiters[i].events);
+		t->late += atomic_load(&P.waiters[i].late);
+		t->stale += atomic_load(&P.waiters[i].stale);
+		t->owner_deletes += atomic_load(&P.waiters[i].owner_deletes);
+		t->kicks += atomic_load(&P.waiters[i].kicks);
 	}
 	t->deletions = atomic_load(&P.deletions);
 }
@@ -1335,7 +1297,7 @@ static double bytes_per_item(void)
 		       (2 * sizeof(pthread_mutex_t) + 1.0) / n;
 	case PROTO_DEFERRED:
 		return sizeof(struct item_deferred) +
-		       (P.nr_readers + 1.0) * CACHELINE / n +
+		       (P.nr_waiters + 1.0) * CACHELINE / n +
 		       mean_backlog() * sizeof(struct item_deferred) / n;
 	case PROTO_GENSLOT:
 		return (P.slab_chunks * (GENSLOT_CHUNK *
@@ -1357,16 +1319,18 @@ static int proto_setup(void)
 	P.quitfd = eventfd(0, EFD_CLOEXEC);
 	if (P.epfd < 0 || P.quitfd < 0)
 		return -1;
-	/* Level-triggered, never re-armed: wakes every reader at the end */
+	/* Level-triggered, never re-armed: wakes every waiter at the end */
 	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
 		return -1;
 	pthread_mutex_init(&P.global, NULL);
 	pthread_mutex_init(&P.gate, NULL);
 	P.slots = calloc(P.n, sizeof(*P.slots));
-	P.readers = aligned_alloc(CACHELINE, P.nr_readers * sizeof(*P.readers));
-	if (!P.slots || !P.readers)
+	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
+	if (!P.slots || !P.waiters)
 		return -1;
-	memset(P.readers, 0, P.nr_readers * sizeof(*P.readers));
+	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
+	qsbr_init(&P.qsbr, &P.waiters[0].qs, sizeof(P.waiters[0]),
+		  P.nr_waiters);
 	for (i = 0; i < P.n; i++) {
 		pthread_mutex_init(&P.slots[i].lock, NULL);
 		P.slots[i].it = item_new();
@@ -1390,25 +1354,27 @@ static void proto_teardown(void)
 	}
 	deferred_reclaim(true);
 	genslot_destroy();
-	quarantine_drain();
+	quarantine_drain(&quarantine);
 	pthread_mutex_destroy(&P.global);
 	pthread_mutex_destroy(&P.gate);
 	free(P.slots);
-	free(P.readers);
+	free(P.waiters);
 	close(P.epfd);
 	close(P.quitfd);
 }
 
 /*
  * After the window: no more deletions; wait until what was deleted in it
- * is freed, or for twice the readers' timeout and a second more. Then stop the writer and the churn thread, and
- * give the deferred items still waiting their age so far as their wait.
- * Returns how many were not freed.
+ * is freed, or for twice the waiters' timeout and a second more. Then
+ * stop the writer and the canceller, and give the deferred items still
+ * waiting their age so far as their wait. Returns how many were not
+ * freed.
  */
 static long proto_drain(pthread_t wthread, pthread_t cthread)
 {
 	long drain_ms = P.timeout == NO_TIMEOUT ? 1000 : 2 * P.timeout + 1000;
 	long long until = now_ns() + drain_ms * 1000000LL;
+	struct qsbr_node *n;
 	struct item *it;
 	long unfreed;
 
@@ -1420,14 +1386,16 @@ static long proto_drain(pthread_t wthread, pthread_t cthread)
 	pthread_join(cthread, NULL);
 	atomic_store(&P.drained, true);
 	unfreed = atomic_load(&P.pending);
-	for (it = P.retire_head; it; it = it->next)
+	for (n = P.qsbr.head; n; n = n->next) {
+		it = qsbr_entry(n, struct item, retired);
 		if (it->timed)
 			sample_add(&P.reclaim, now_ns() - it->decided);
+	}
 	return unfreed;
 }
 
 /* -M reclaim: the waits of the items deleted in the window */
-static void report_reclaim(enum protocol protocol, int readers, int n,
+static void report_reclaim(enum protocol protocol, int waiters, int n,
 			   double events_per_s, long unfreed)
 {
 	long k = atomic_load(&P.reclaim.n);
@@ -1440,19 +1408,19 @@ static void report_reclaim(enum protocol protocol, int readers, int n,
 	}
 	if (!k) {
 		fail("%s, %d readers, timeout %d: no deletion in the window",
-		     protocol_names[protocol], readers, P.timeout);
+		     protocol_names[protocol], waiters, P.timeout);
 		return;
 	}
 	qsort(v, k, sizeof(*v), cmp_ll);
 	out("reclaim,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%ld,%.0f",
-	    protocol_names[protocol], readers, n, P.timeout, k,
+	    protocol_names[protocol], waiters, n, P.timeout, k,
 	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
 	    v[k - 1] / 1e3, P.pending_samples ?
 	    P.pending_sum / P.pending_samples : 0.0, P.pending_peak,
 	    unfreed, events_per_s);
 }
 
-static void run_proto(enum protocol protocol, int readers, int n, int timeout)
+static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 {
 	struct totals t0, t1, t2;
 	pthread_t wthread, cthread;
@@ -1465,7 +1433,7 @@ static void run_proto(enum protocol protocol, int readers, int n, int timeout)
 		return;		/* said once, in main() */
 	memset(&P, 0, sizeof(P));
 	P.protocol = protocol;
-	P.nr_readers = readers;
+	P.nr_waiters = waiters;
 	P.n = n;
 	P.timeout = timeout;
 	atomic_store(&P.holder, -1);
@@ -1478,14 +1446,14 @@ static void run_proto(enum protocol protocol, int readers, int n, int timeout)
 		     P.errors ? P.first_error : strerror(errno));
 		return;
 	}
-	for (i = 0; i < readers; i++)
-		if (pthread_create(&P.readers[i].thread, NULL, reader,
-				   &P.readers[i])) {
+	for (i = 0; i < waiters; i++)
+		if (pthread_create(&P.waiters[i].thread, NULL, waiter,
+				   &P.waiters[i])) {
 			fail("pthread_create of reader %d", i);
 			exit(1);
 		}
 	if (pthread_create(&wthread, NULL, writer, NULL) ||
-	    pthread_create(&cthread, NULL, churn, NULL)) {
+	    pthread_create(&cthread, NULL, canceller, NULL)) {
 		fail("pthread_create");
 		exit(1);
 	}
@@ -1502,47 +1470,47 @@ static void run_proto(enum protocol protocol, int readers, int n, int timeout)
 
 	if (eventfd_write(P.quitfd, 1))
 		error_at("write of quitfd: %s", strerror(errno));
-	for (i = 0; i < readers; i++)
-		pthread_join(P.readers[i].thread, NULL);
+	for (i = 0; i < waiters; i++)
+		pthread_join(P.waiters[i].thread, NULL);
 
 	secs = (ns1 - ns0) / 1e9;
 	/* late touches over the whole run, with the wind-down */
 	totals(&t2);
 	if (atomic_load(&P.errors))
 		fail("%s, %d readers: %lu unexpected errors, first: %s",
-		     protocol_names[protocol], readers,
+		     protocol_names[protocol], waiters,
 		     atomic_load(&P.errors), P.first_error);
 	if (protocol != PROTO_NAIVE && t2.late)
 		fail("%s, %d readers: %lu late touches in a safe protocol",
-		     protocol_names[protocol], readers, t2.late);
+		     protocol_names[protocol], waiters, t2.late);
 	if (protocol == PROTO_DISABLE &&
 	    atomic_load(&P.busy) != t2.owner_deletes)
 		fail("disable, %d readers: %lu EBUSY but %lu owner deletes",
-		     readers, atomic_load(&P.busy), t2.owner_deletes);
+		     waiters, atomic_load(&P.busy), t2.owner_deletes);
 	if (opt.mode == MODE_RECLAIM)
-		report_reclaim(protocol, readers, n,
+		report_reclaim(protocol, waiters, n,
 			       (t1.events - t0.events) / secs, unfreed);
 	else
 		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f",
-		    protocol_names[protocol], readers, n, secs,
+		    protocol_names[protocol], waiters, n, secs,
 		    t1.events - t0.events, (t1.events - t0.events) / secs,
 		    t1.deletions - t0.deletions,
 		    (t1.deletions - t0.deletions) / secs, t2.late,
 		    bytes_per_item());
 	if (protocol == PROTO_DISABLE)
 		out("# disable, %d readers: %lu EBUSY, deleted by the reader",
-		    readers, t2.owner_deletes);
+		    waiters, t2.owner_deletes);
 	if (protocol == PROTO_DEFERRED)
 		out("# deferred, %d readers: retire list %.0f items on average, %ld at most; %lu stale events",
-		    readers, mean_backlog(), P.peak_retired, t2.stale);
+		    waiters, mean_backlog(), P.peak_retired, t2.stale);
 	if (protocol == PROTO_GENSLOT)
 		out("# genslot, %d readers: %ld slots (%ld KiB) held for %d live items, never given back while the set lives; %lu stale events",
-		    readers, P.slab_chunks * GENSLOT_CHUNK,
+		    waiters, P.slab_chunks * GENSLOT_CHUNK,
 		    (long)(P.slab_chunks * GENSLOT_CHUNK *
 			   sizeof(struct item_genslot) / 1024), n, t2.stale);
 	if (t2.kicks)
 		out("# %s, %d readers: %lu signals to readers in epoll_wait()",
-		    protocol_names[protocol], readers, t2.kicks);
+		    protocol_names[protocol], waiters, t2.kicks);
 	proto_teardown();
 }
 
@@ -1669,7 +1637,7 @@ static void parse(int argc, char **argv)
 							 argv[0]);
 			break;
 		case 't':
-			opt.nr_readers = list(optarg, opt.readers, 1, 4096,
+			opt.nr_waiters = list(optarg, opt.waiters, 1, 4096,
 					      argv[0]);
 			break;
 		case 'T':
@@ -1689,7 +1657,7 @@ static void parse(int argc, char **argv)
 			opt.delay_us = number(optarg, 0, 10000000, argv[0]);
 			break;
 		case 'c':
-			opt.churn_rate = number(optarg, 0, 100000000, argv[0]);
+			opt.cancel_rate = number(optarg, 0, 100000000, argv[0]);
 			break;
 		case 'w':
 			opt.write_rate = number(optarg, 0, 100000000, argv[0]);
@@ -1709,8 +1677,8 @@ static void parse(int argc, char **argv)
 	if (!sizes)
 		sizes = opt.mode == MODE_OPS ? "10,1000,100000" : "1000";
 	opt.nr_sizes = list(sizes, opt.sizes, 1, 10000000, argv[0]);
-	if (!opt.nr_readers)
-		opt.nr_readers = list("1,2,4,16,64,128", opt.readers, 1, 4096,
+	if (!opt.nr_waiters)
+		opt.nr_waiters = list("1,2,4,16,64,128", opt.waiters, 1, 4096,
 				      argv[0]);
 	if (!opt.nr_protocols)
 		opt.nr_protocols = protocol_list("all", opt.protocols,
@@ -1720,10 +1688,10 @@ static void parse(int argc, char **argv)
 				       argv[0]);
 	for (c = 0; c < opt.nr_timeouts; c++)
 		if (!opt.timeouts[c])
-			usage(argv[0]);	/* readers would spin */
+			usage(argv[0]);	/* waiters would spin */
 }
 
-/* SIGUSR1 only interrupts a reader's epoll_wait() */
+/* SIGUSR1 only interrupts a waiter's epoll_wait() */
 static void on_kick(int sig)
 {
 	(void)sig;
@@ -1750,8 +1718,8 @@ static void run_protos(void)
 		fail("no memory for %ld samples", MAX_SAMPLES);
 		return;
 	}
-	if (opt.churn_rate)
-		snprintf(rate, sizeof(rate), "%ld/s", opt.churn_rate);
+	if (opt.cancel_rate)
+		snprintf(rate, sizeof(rate), "%ld/s", opt.cancel_rate);
 	else
 		snprintf(rate, sizeof(rate), "flat out");
 	out("# %g s per run, %d runs, delay %d us, churn %s",
@@ -1768,10 +1736,10 @@ static void run_protos(void)
 	for (run = 0; run < opt.runs; run++)
 		for (k = 0; k < opt.nr_sizes; k++)
 			for (t = 0; t < opt.nr_timeouts; t++)
-				for (i = 0; i < opt.nr_readers; i++)
+				for (i = 0; i < opt.nr_waiters; i++)
 					for (j = 0; j < opt.nr_protocols; j++)
 						run_proto(opt.protocols[j],
-							  opt.readers[i],
+							  opt.waiters[i],
 							  opt.sizes[k],
 							  opt.timeouts[t]);
 	free(reclaim_samples);

@@ -1,29 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * epoll_disable_server - a keep-alive HTTP/1.1 server that reaps its
- * connections from outside its workers, under wrk's load.
+ * epoll_disable_server - a keep-alive HTTP/1.1 server that closes its
+ * connections from outside its waiters, under wrk's load.
  *
- * N workers wait in epoll_wait() on one set. Every connection is in it as
- * EPOLLIN | EPOLLONESHOT with its struct conn in data.ptr; the worker that
- * is handed the event reads the requests, answers each with a fixed 200
- * and re-arms the connection with EPOLL_CTL_MOD. An acceptor thread adds
- * connections, and a reaper thread closes them from outside the workers:
- * those idle longer than -i, and -r forced closes a second at random, so
- * that it reaps under load (wrk keeps every connection busy, so -I
- * clients of the server's own connect and say nothing, for the idle
- * reaper). How the reaper closes a connection that a worker may have
- * just been handed is the protocol (-p):
+ * The roles are epoll_disable.h's: each connection is an item, and the
+ * threads are waiters and a canceller. The output keeps the words it has
+ * always printed, which scripts read: there a waiter is a "worker", the
+ * canceller the "reaper", and a canceller's close a "reap".
  *
- *   disable   under the connection's mutex, mark it closing and ask
- *             EPOLL_CTL_DISABLE: 0, nobody holds its event, so
- *             EPOLL_CTL_DEL, close and free at once; EBUSY, a worker holds
- *             it and, seeing "closing" under the mutex, deletes, closes
- *             and frees it when it gets there
+ * N waiters wait in epoll_wait() on one set. Every connection is in it as
+ * EPOLLIN | EPOLLONESHOT with its struct item in data.ptr; the waiter that
+ * is handed the event, its owner, reads the requests, answers each with a
+ * fixed 200 and re-arms the item with EPOLL_CTL_MOD. An acceptor thread
+ * adds items, and a canceller thread closes them from outside the
+ * waiters: those idle longer than -i, and -r forced closes a second at
+ * random, so that it closes under load (wrk keeps every connection busy,
+ * so -I clients of the server's own connect and say nothing, for the idle
+ * closes). How the canceller closes an item that a waiter may have just
+ * been handed is the protocol (-p):
+ *
+ *   disable   the protocol's steps: under the item's lock, stop it and
+ *             ask EPOLL_CTL_DISABLE: 0, nobody holds its event, so
+ *             EPOLL_CTL_DEL, close and free at once; EBUSY, its owner,
+ *             finding it stopped under the lock, deletes, closes and
+ *             frees it when it gets there
  *   deferred  no kernel help: EPOLL_CTL_DEL and shutdown() at once, then
- *             close and free only when every worker has passed a
- *             quiescent point since (a global epoch, one counter per
- *             worker, read before each epoll_wait())
- *   naive     EPOLL_CTL_DEL, close and free under the mutex: unsafe
+ *             close and free only when every waiter has passed a
+ *             quiescent point since (QSBR: a global epoch, one counter
+ *             per waiter, read before each epoll_wait())
+ *   naive     EPOLL_CTL_DEL, close and free under the lock: unsafe
  *
  * On a kernel without the op, disable says so and runs deferred.
  *
@@ -32,9 +37,8 @@
  * then checks, each a TAP line:
  *
  *   1 no connection's state is touched after it was freed: freed
- *     connections are poisoned and kept in a quarantine, so a worker that
- *     takes the mutex of a freed one counts a late touch instead of
- *     crashing
+ *     items are poisoned and kept in a quarantine, so a waiter that takes
+ *     the lock of a freed one counts a late touch instead of crashing
  *   2 every connection is freed exactly once (a count per connection)
  *   3 every accepted fd is closed exactly once (a generation per fd
  *     number, so that closing a reused number counts too)
@@ -42,25 +46,25 @@
  *     read was answered or its answer failed on a closed socket; wrk saw
  *     no timeout and no error status, counted no more answers than were
  *     sent, and saw at least one socket error per connection that the
- *     reaper closed on a request it had not read
- *   5 the reaper closed connections while wrk's load ran, forced and
+ *     canceller closed on a request it had not read
+ *   5 the canceller closed connections while wrk's load ran, forced and
  *     idle ones (with -I)
  *
  * -B breaks one check on purpose (its negative controls): leak-conn never
- * frees a reaped connection and double-free frees it twice (check 2);
- * leak-fd shuts a reaped connection's fd down but never closes it, and
+ * frees a cancelled item and double-free frees it twice (check 2);
+ * leak-fd shuts a cancelled item's fd down but never closes it, and
  * double-close closes it twice, the second time in the books only, which
  * refuse it (check 3); drop leaves every 500th request unanswered (check
  * 4). The naive protocol is the control of check 1, -r 0 -I 0 that of
  * check 5.
  *
- * The figures (requests/s and latency from wrk, reaps/s, reclaim latency
- * from the reaper's decision to the free, connections held awaiting
- * reclaim) are one line starting with -P's prefix, for a script to
- * collect: "server," then the protocol, workers, wrk's connections and
- * seconds, idle ms, forced closes/s, requests/s, latency p50 and p99,
- * reaps/s, reclaim latency p50 and p99, held mean and max, EBUSY answers
- * and late touches (latencies in us).
+ * The figures (requests/s and latency from wrk, closes by the canceller
+ * a second, reclaim latency from the canceller's decision to the free,
+ * items held awaiting reclaim) are one line starting with -P's prefix,
+ * for a script to collect: "server," then the protocol, waiters, wrk's
+ * connections and seconds, idle ms, forced closes/s, requests/s, latency
+ * p50 and p99, the canceller's closes/s, reclaim latency p50 and p99,
+ * held mean and max, EBUSY answers and late touches (latencies in us).
  *
  * Exit: 0 all checks passed, 1 one failed, 4 wrk is missing.
  */
@@ -89,12 +93,9 @@
 
 #include "epoll_disable_util.h"
 
-#define CONN_LIVE	0x600dc0deU
-#define CONN_POISON	0xdeadbeefU
-
-/* Workers wake this often without events: the deferred quiescent point */
+/* Waiters wake this often without events: the deferred quiescent point */
 #define WAIT_MS		10
-/* Freed connections stay poisoned this long (in frees) before free() */
+/* Freed items stay poisoned this long (in frees) before free() */
 #define QUARANTINE	16384
 #define MAX_IDS		(1 << 22)
 #define MAX_SAMPLES	(1 << 20)
@@ -140,42 +141,41 @@ static const char *const fault_names[] = {
 static struct {
 	enum protocol protocol;
 	enum fault fault;
-	int workers, idlers;
+	int waiters, idlers;
 	int wrk_threads, wrk_conns, seconds;
-	long idle_ms, reap_rate, delay_us;
+	long idle_ms, cancel_rate, delay_us;
 	const char *wrk, *prefix;
 } opt = {
 	.protocol = PROTO_DISABLE,
-	.workers = 8,
+	.waiters = 8,
 	.idlers = 4,
 	.wrk_threads = 2,
 	.wrk_conns = 64,
 	.seconds = 5,
 	.idle_ms = 250,
-	.reap_rate = 200,
+	.cancel_rate = 200,
 	.wrk = "wrk",
 	.prefix = "",
 };
 
-struct conn {
-	unsigned int tag;	/* CONN_LIVE, CONN_POISON once freed */
-	pthread_mutex_t lock;
+/* An item: a client's connection */
+struct item {
+	/* the tag: ITEM_POISON once freed; stop: no more requests, closing */
+	struct item_guard g;
 	int fd;
 	unsigned int gen;	/* the fd number's generation at accept */
 	unsigned long id;
-	bool closing;		/* no more requests: being closed */
-	bool reaped;		/* closing by the reaper's decision */
-	long long seen_ns;	/* last request, for the idle reaper */
-	long long reap_ns;	/* when the reaper decided */
-	unsigned long epoch;	/* deferred: retired in this epoch */
-	struct conn *next;	/* deferred: retire list */
+	bool cancelled;		/* closing by a canceller's decision */
+	long long seen_ns;	/* last request, for the idle canceller */
+	long long cancel_ns;	/* when the canceller decided */
+	struct qsbr_node retired;	/* deferred: the retire list */
 	size_t len;
 	char buf[REQ_MAX];
 };
 
-struct worker {
+struct waiter {
 	pthread_t thread;
-	atomic_ulong qs;	/* deferred: epoch at its last quiescent point */
+	atomic_ulong qs;	/* deferred: QSBR's counter */
 };
 
 struct wrk_figures {
@@ -185,12 +185,12 @@ struct wrk_figures {
 
 static struct {
 	int epfd, lfd, quitfd, port;
-	struct worker *workers;
+	struct waiter *waiters;
 	atomic_bool quit;
 
-	/* the connections by fd number, for the reaper: under table_lock */
+	/* the items by fd number, for the canceller: under table_lock */
 	pthread_mutex_t table_lock;
-	struct conn **table;
+	struct item **table;
 	int table_size, table_hi;
 
 	/* every fd number's generation and whether it is open: fd_lock */
@@ -198,19 +198,19 @@ static struct {
 	unsigned int *fd_gen;
 	unsigned char *fd_open;
 
-	/* deferred: the retire list, the reaper's alone */
-	atomic_ulong gp;
-	struct conn *retire_head, *retire_tail;
+	/* deferred: the retire list is the canceller's alone */
+	struct qsbr qsbr;
 
 	atomic_ulong accepted, closed, bad_closes, allocs, frees, bad_frees;
 	atomic_ulong requests, answered, send_failed, late, stale, errors;
-	atomic_ulong reaps_idle, reaps_forced, reap_now, reap_busy, unread;
+	atomic_ulong cancels_idle, cancels_forced, cancel_now, cancel_busy;
+	atomic_ulong unread;
 	atomic_ulong owner_closes, client_closes, next_id, idle_clients;
 	atomic_long held;
 	long held_max;
 	double held_sum;
 	unsigned long held_samples;
-	long long reap_from, reap_until;
+	long long cancel_from, cancel_until;
 
 	/* reclaim latencies in ns: stats_lock */
 	pthread_mutex_t stats_lock;
@@ -224,13 +224,11 @@ static struct {
 	.stats_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* Freed connections, poisoned, and how often each id was freed */
-static struct {
-	pthread_mutex_t lock;
-	struct conn *ring[QUARANTINE];
-	long head, len;
-	unsigned char *freed;
-} Q = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* Freed items, poisoned, and how often each id was freed (under its lock) */
+static void *quarantine_ring[QUARANTINE];
+static struct quarantine quarantine =
+	QUARANTINE_INIT(quarantine_ring, struct item, g);
+static unsigned char *freed;
 
 static void out(const char *fmt, ...)
 {
@@ -259,144 +257,123 @@ static void inc(atomic_ulong *c)
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-static void sample_reclaim(struct conn *c)
+static void sample_reclaim(struct item *it)
 {
-	if (!c->reaped)
+	if (!it->cancelled)
 		return;
 	pthread_mutex_lock(&S.stats_lock);
 	if (S.nr_samples < MAX_SAMPLES)
-		S.samples[S.nr_samples++] = now_ns() - c->reap_ns;
+		S.samples[S.nr_samples++] = now_ns() - it->cancel_ns;
 	pthread_mutex_unlock(&S.stats_lock);
 }
 
-/* Poison @c and keep it for QUARANTINE more frees; count a second free */
-static void quarantine(struct conn *c)
+/* Poison @it and keep it for QUARANTINE more frees; count a second free */
+static void quarantine_item(struct item *it)
 {
-	struct conn *old = NULL;
+	struct item *old = NULL;
 
-	pthread_mutex_lock(&Q.lock);
-	if (c->tag != CONN_LIVE || Q.freed[c->id]++) {
+	pthread_mutex_lock(&quarantine.lock);
+	if (it->g.tag != ITEM_LIVE || freed[it->id]++) {
 		inc(&S.bad_frees);
-		pthread_mutex_unlock(&Q.lock);
+		pthread_mutex_unlock(&quarantine.lock);
 		return;
 	}
-	c->tag = CONN_POISON;
+	it->g.tag = ITEM_POISON;
 	inc(&S.frees);
-	if (Q.len == QUARANTINE) {
-		old = Q.ring[Q.head];
-		Q.ring[Q.head] = c;
-		Q.head = (Q.head + 1) % QUARANTINE;
-	} else {
-		Q.ring[(Q.head + Q.len++) % QUARANTINE] = c;
-	}
-	pthread_mutex_unlock(&Q.lock);
-	if (old) {
-		pthread_mutex_destroy(&old->lock);
-		free(old);
-	}
+	old = quarantine_put_locked(&quarantine, it);
+	pthread_mutex_unlock(&quarantine.lock);
+	if (old)
+		quarantine_release(&quarantine, old);
 }
 
-static void conn_free(struct conn *c)
+static void item_free(struct item *it)
 {
-	if (c->reaped && opt.fault == FAULT_LEAK_CONN)
+	if (it->cancelled && opt.fault == FAULT_LEAK_CONN)
 		return;
-	sample_reclaim(c);
-	quarantine(c);
-	if (c->reaped && opt.fault == FAULT_DOUBLE_FREE)
-		quarantine(c);
+	sample_reclaim(it);
+	quarantine_item(it);
+	if (it->cancelled && opt.fault == FAULT_DOUBLE_FREE)
+		quarantine_item(it);
 }
 
-static void quarantine_drain(void)
-{
-	struct conn *c;
-
-	while (Q.len) {
-		c = Q.ring[Q.head];
-		Q.head = (Q.head + 1) % QUARANTINE;
-		Q.len--;
-		pthread_mutex_destroy(&c->lock);
-		free(c);
-	}
-}
-
-/* Mark @c's fd closed in the books: false if it is not open as @c's */
-static bool fd_forget(struct conn *c)
+/* Mark @it's fd closed in the books: false if it is not open as @it's */
+static bool fd_forget(struct item *it)
 {
 	bool ok;
 
 	pthread_mutex_lock(&S.fd_lock);
-	ok = S.fd_open[c->fd] && S.fd_gen[c->fd] == c->gen;
+	ok = S.fd_open[it->fd] && S.fd_gen[it->fd] == it->gen;
 	if (ok)
-		S.fd_open[c->fd] = 0;
+		S.fd_open[it->fd] = 0;
 	pthread_mutex_unlock(&S.fd_lock);
 	return ok;
 }
 
-/* Close the connection's fd once, as the books say (never a reused one) */
-static void fd_close(struct conn *c)
+/* Close the item's fd once, as the books say (never a reused one) */
+static void fd_close(struct item *it)
 {
-	if (c->reaped && opt.fault == FAULT_LEAK_FD) {
-		shutdown(c->fd, SHUT_RDWR);
+	if (it->cancelled && opt.fault == FAULT_LEAK_FD) {
+		shutdown(it->fd, SHUT_RDWR);
 		return;
 	}
-	if (!fd_forget(c)) {
+	if (!fd_forget(it)) {
 		inc(&S.bad_closes);
 		return;
 	}
 	inc(&S.closed);
-	close(c->fd);
-	if (c->reaped && opt.fault == FAULT_DOUBLE_CLOSE && !fd_forget(c))
+	close(it->fd);
+	if (it->cancelled && opt.fault == FAULT_DOUBLE_CLOSE && !fd_forget(it))
 		inc(&S.bad_closes);
 }
 
 /* Must be called with table_lock held. */
-static void table_remove_locked(struct conn *c)
+static void table_remove_locked(struct item *it)
 {
-	if (S.table[c->fd] != c)
-		error_at("fd %d: not its connection in the table", c->fd);
+	if (S.table[it->fd] != it)
+		error_at("fd %d: not its connection in the table", it->fd);
 	else
-		S.table[c->fd] = NULL;
+		S.table[it->fd] = NULL;
 }
 
-static void table_remove(struct conn *c)
+static void table_remove(struct item *it)
 {
 	pthread_mutex_lock(&S.table_lock);
-	table_remove_locked(c);
+	table_remove_locked(it);
 	pthread_mutex_unlock(&S.table_lock);
 }
 
-static void conn_del(struct conn *c)
+static void item_del(struct item *it)
 {
-	if (epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL))
-		error_at("EPOLL_CTL_DEL of fd %d: %s", c->fd, strerror(errno));
+	if (epoll_ctl(S.epfd, EPOLL_CTL_DEL, it->fd, NULL))
+		error_at("EPOLL_CTL_DEL of fd %d: %s", it->fd, strerror(errno));
 }
 
 /* Bytes the client sent that the server has not taken as a request */
-static bool has_unread(struct conn *c)
+static bool has_unread(struct item *it)
 {
 	int n = 0;
 
-	return c->len || (!ioctl(c->fd, FIONREAD, &n) && n > 0);
+	return it->len || (!ioctl(it->fd, FIONREAD, &n) && n > 0);
 }
 
 /*
- * Close a connection whose event this worker holds, and free it.
- * Must be called with c->lock held; drops it.
+ * Close an item whose event this waiter holds (its owner), and free it.
+ * Must be called with it->g.lock held; drops it.
  */
-static void conn_close_owned(struct conn *c)
+static void owner_close(struct item *it)
 {
-	c->closing = true;
-	conn_del(c);
-	pthread_mutex_unlock(&c->lock);
-	table_remove(c);
-	fd_close(c);
-	if (c->reaped)
+	it->g.stop = true;
+	item_del(it);
+	pthread_mutex_unlock(&it->g.lock);
+	table_remove(it);
+	fd_close(it);
+	if (it->cancelled)
 		atomic_fetch_sub(&S.held, 1);
-	conn_free(c);
+	item_free(it);
 }
 
-/* Answer one request; false if the socket is gone. Must hold c->lock. */
-static bool answer(struct conn *c)
+/* Answer one request; false if the socket is gone. Must hold it->g.lock. */
+static bool answer(struct item *it)
 {
 	size_t off = 0;
 	ssize_t n;
@@ -405,7 +382,7 @@ static bool answer(struct conn *c)
 	    atomic_load(&S.requests) % DROP_EVERY == 0)
 		return true;
 	while (off < sizeof(response) - 1) {
-		n = send(c->fd, response + off, sizeof(response) - 1 - off,
+		n = send(it->fd, response + off, sizeof(response) - 1 - off,
 			 MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -419,87 +396,89 @@ static bool answer(struct conn *c)
 	return true;
 }
 
-/* Take the complete requests out of c->buf. Must hold c->lock. */
-static bool serve(struct conn *c)
+/* Take the complete requests out of it->buf. Must hold it->g.lock. */
+static bool serve(struct item *it)
 {
 	char *end;
 	size_t used;
 
-	while ((end = memmem(c->buf, c->len, "\r\n\r\n", 4))) {
-		used = end + 4 - c->buf;
-		memmove(c->buf, c->buf + used, c->len - used);
-		c->len -= used;
+	while ((end = memmem(it->buf, it->len, "\r\n\r\n", 4))) {
+		used = end + 4 - it->buf;
+		memmove(it->buf, it->buf + used, it->len - used);
+		it->len -= used;
 		inc(&S.requests);
-		if (!answer(c))
+		if (!answer(it))
 			return false;
 	}
-	return c->len < sizeof(c->buf);
+	return it->len < sizeof(it->buf);
 }
 
 /*
- * An event for @c: read and answer its requests and re-arm it, or close
- * it if the client went away or the reaper wants it closed.
+ * The owner's step, for an event it was handed: read and answer the
+ * requests and re-arm @it, or close it if the client went away or a
+ * canceller wants it closed.
  */
-static void handle(struct conn *c)
+static void handle(struct item *it)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
 	ssize_t n;
 
-	pthread_mutex_lock(&c->lock);
-	if (c->tag != CONN_LIVE) {
+	switch (owner_lock(&it->g)) {
+	case ITEM_DELETED:
 		/* freed under us: only the naive protocol gets here */
 		inc(&S.late);
-		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_unlock(&it->g.lock);
 		return;
-	}
-	if (c->closing) {
+	case ITEM_STOPPED:
 		if (opt.protocol == PROTO_DISABLE) {
 			/* DISABLE said EBUSY: we hold the event, we close */
 			inc(&S.owner_closes);
-			conn_close_owned(c);
+			owner_close(it);
 		} else {
-			/* deferred: deleted, the reaper frees it later */
+			/* deferred: deleted, the canceller frees it later */
 			inc(&S.stale);
-			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_unlock(&it->g.lock);
 		}
 		return;
+	case ITEM_HELD:
+		break;
 	}
 	for (;;) {
-		n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len,
+		n = recv(it->fd, it->buf + it->len, sizeof(it->buf) - it->len,
 			 MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n > 0) {
-			c->len += n;
-			if (serve(c))
+			it->len += n;
+			if (serve(it))
 				continue;
 		}
 		inc(&S.client_closes);
-		conn_close_owned(c);
+		owner_close(it);
 		return;
 	}
-	c->seen_ns = now_ns();
-	ev.data.ptr = c;
-	if (epoll_ctl(S.epfd, EPOLL_CTL_MOD, c->fd, &ev))
-		error_at("EPOLL_CTL_MOD of fd %d: %s", c->fd, strerror(errno));
-	pthread_mutex_unlock(&c->lock);
+	it->seen_ns = now_ns();
+	ev.data.ptr = it;
+	if (epoll_ctl(S.epfd, EPOLL_CTL_MOD, it->fd, &ev))
+		error_at("EPOLL_CTL_MOD of fd %d: %s", it->fd, strerror(errno));
+	pthread_mutex_unlock(&it->g.lock);
 }
 
-static void *worker(void *arg)
+static void *waiter(void *arg)
 {
-	struct worker *w = arg;
+	struct waiter *w = arg;
 	struct epoll_event ev;
 	int n;
 
 	for (;;) {
 		/*
-		 * deferred: the quiescent point. This worker holds no
-		 * connection, and its next epoll_wait() starts after every
+		 * deferred: the quiescent point. This waiter holds no
+		 * item, and its next epoll_wait() starts after every
 		 * EPOLL_CTL_DEL retired up to this epoch.
 		 */
-		atomic_store(&w->qs, atomic_load(&S.gp));
+		qsbr_quiescent(&S.qsbr, &w->qs);
 		n = epoll_wait(S.epfd, &ev, 1, WAIT_MS);
 		if (n < 0 && errno != EINTR) {
 			error_at("epoll_wait: %s", strerror(errno));
@@ -509,41 +488,41 @@ static void *worker(void *arg)
 			continue;
 		if (!ev.data.ptr)
 			return NULL;	/* quitfd */
-		/* the window in which the reaper may free it under us */
+		/* the window in which a canceller may free it under us */
 		if (opt.delay_us)
 			sleep_us(opt.delay_us);
 		handle(ev.data.ptr);
 	}
 }
 
-static struct conn *conn_new(int fd)
+static struct item *item_new(int fd)
 {
-	struct conn *c = calloc(1, sizeof(*c));
+	struct item *it = calloc(1, sizeof(*it));
 	unsigned long id = atomic_fetch_add(&S.next_id, 1);
 
-	if (!c || id >= MAX_IDS) {
+	if (!it || id >= MAX_IDS) {
 		error_at("no room for connection %lu", id);
-		free(c);
+		free(it);
 		return NULL;
 	}
-	pthread_mutex_init(&c->lock, NULL);
-	c->tag = CONN_LIVE;
-	c->fd = fd;
-	c->id = id;
-	c->seen_ns = now_ns();
+	pthread_mutex_init(&it->g.lock, NULL);
+	it->g.tag = ITEM_LIVE;
+	it->fd = fd;
+	it->id = id;
+	it->seen_ns = now_ns();
 	inc(&S.allocs);
-	return c;
+	return it;
 }
 
 /* A new fd number, as open in the books; false if it was open already */
-static bool fd_opened(struct conn *c)
+static bool fd_opened(struct item *it)
 {
 	bool was;
 
 	pthread_mutex_lock(&S.fd_lock);
-	was = S.fd_open[c->fd];
-	S.fd_open[c->fd] = 1;
-	c->gen = ++S.fd_gen[c->fd];
+	was = S.fd_open[it->fd];
+	S.fd_open[it->fd] = 1;
+	it->gen = ++S.fd_gen[it->fd];
 	pthread_mutex_unlock(&S.fd_lock);
 	inc(&S.accepted);
 	return !was;
@@ -552,7 +531,7 @@ static bool fd_opened(struct conn *c)
 static void *acceptor(void *arg)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	struct conn *c;
+	struct item *it;
 	int fd;
 
 	(void)arg;
@@ -570,19 +549,19 @@ static void *acceptor(void *arg)
 			close(fd);
 			continue;
 		}
-		c = conn_new(fd);
-		if (!c) {
+		it = item_new(fd);
+		if (!it) {
 			close(fd);
 			continue;
 		}
-		if (!fd_opened(c))
+		if (!fd_opened(it))
 			inc(&S.bad_closes);	/* closed without the books */
-		ev.data.ptr = c;
-		/* in the table before a worker can close it */
+		ev.data.ptr = it;
+		/* in the table before a waiter can close it */
 		pthread_mutex_lock(&S.table_lock);
 		if (S.table[fd])
 			error_at("fd %d: in the table twice", fd);
-		S.table[fd] = c;
+		S.table[fd] = it;
 		if (fd > S.table_hi)
 			S.table_hi = fd;
 		if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, fd, &ev))
@@ -591,111 +570,94 @@ static void *acceptor(void *arg)
 	}
 }
 
-/* deferred: the oldest epoch some worker may still hold a connection of */
-static unsigned long min_qs(void)
+static void deferred_free(struct qsbr_node *n)
 {
-	unsigned long min = -1UL, v;
-	int i;
+	struct item *it = qsbr_entry(n, struct item, retired);
 
-	for (i = 0; i < opt.workers; i++) {
-		v = atomic_load(&S.workers[i].qs);
-		if (v < min)
-			min = v;
-	}
-	return min;
+	fd_close(it);
+	atomic_fetch_sub(&S.held, 1);
+	item_free(it);
 }
 
-/* deferred: close and free what no worker can hold (@all: none runs) */
+/* deferred: close and free what no waiter can hold (@all: none runs) */
 static void reclaim(bool all)
 {
-	unsigned long min = all ? -1UL : min_qs();
-	struct conn *c;
-
-	while ((c = S.retire_head) && c->epoch <= min) {
-		S.retire_head = c->next;
-		if (!S.retire_head)
-			S.retire_tail = NULL;
-		fd_close(c);
-		atomic_fetch_sub(&S.held, 1);
-		conn_free(c);
-	}
-}
-
-static void retire(struct conn *c)
-{
-	/* after the DEL: a worker that sees this epoch cannot get it */
-	c->epoch = atomic_fetch_add(&S.gp, 1) + 1;
-	c->next = NULL;
-	if (S.retire_tail)
-		S.retire_tail->next = c;
-	else
-		S.retire_head = c;
-	S.retire_tail = c;
-	atomic_fetch_add(&S.held, 1);
+	qsbr_reclaim(&S.qsbr, all, deferred_free);
 }
 
 /*
- * Close @c from outside the workers, as the protocol says.
- * Must be called with table_lock and c->lock held; drops c->lock.
+ * The canceller deletes @it at once, closes and frees it. Must be called
+ * with table_lock and it->g.lock held; drops it->g.lock.
  */
-static void reap(struct conn *c)
+static void delete_now(struct item *it)
 {
-	c->closing = true;
-	c->reaped = true;
-	c->reap_ns = now_ns();
-	if (has_unread(c))
+	item_del(it);
+	table_remove_locked(it);
+	pthread_mutex_unlock(&it->g.lock);
+	fd_close(it);
+	item_free(it);
+}
+
+/*
+ * The canceller's step: close @it from outside the waiters, as the
+ * protocol says. Must be called with table_lock and it->g.lock held;
+ * drops it->g.lock.
+ */
+static void cancel(struct item *it)
+{
+	int err;
+
+	it->cancelled = true;
+	it->cancel_ns = now_ns();
+	if (has_unread(it))
 		inc(&S.unread);
 	switch (opt.protocol) {
 	case PROTO_DISABLE:
-		if (!epoll_ctl(S.epfd, EPOLL_CTL_DISABLE, c->fd, NULL)) {
-			inc(&S.reap_now);
-			conn_del(c);
-			table_remove_locked(c);
-			pthread_mutex_unlock(&c->lock);
-			fd_close(c);
-			conn_free(c);
+		err = cancel_locked(&it->g, S.epfd, it->fd);
+		if (!err) {
+			inc(&S.cancel_now);
+			delete_now(it);
 			return;
 		}
-		if (errno == EBUSY) {
-			/* a worker holds the event: it closes */
-			inc(&S.reap_busy);
+		if (err == EBUSY) {
+			/* its owner closes it */
+			inc(&S.cancel_busy);
 			atomic_fetch_add(&S.held, 1);
 		} else {
-			error_at("EPOLL_CTL_DISABLE: %s", strerror(errno));
+			error_at("EPOLL_CTL_DISABLE: %s", strerror(err));
 		}
-		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_unlock(&it->g.lock);
 		return;
 	case PROTO_DEFERRED:
-		conn_del(c);
-		shutdown(c->fd, SHUT_RDWR);
-		table_remove_locked(c);
-		pthread_mutex_unlock(&c->lock);
-		retire(c);
+		it->g.stop = true;
+		item_del(it);
+		shutdown(it->fd, SHUT_RDWR);
+		table_remove_locked(it);
+		pthread_mutex_unlock(&it->g.lock);
+		qsbr_retire(&S.qsbr, &it->retired);
+		atomic_fetch_add(&S.held, 1);
 		return;
 	case PROTO_NAIVE:
-		conn_del(c);
-		table_remove_locked(c);
-		pthread_mutex_unlock(&c->lock);
-		fd_close(c);
-		conn_free(c);
+		it->g.stop = true;
+		delete_now(it);
 		return;
 	}
 }
 
-/* Must be called with table_lock held; false if @c is not to be reaped */
-static bool lock_open(struct conn *c)
+/* Must be called with table_lock held; false if @it is not to be closed */
+static bool lock_open(struct item *it)
 {
-	if (!c)
+	if (!it)
 		return false;
-	pthread_mutex_lock(&c->lock);
-	if (!c->closing)
+	pthread_mutex_lock(&it->g.lock);
+	if (!it->g.stop)
 		return true;
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&it->g.lock);
 	return false;
 }
 
-/* A forced close: the first open connection from a random fd number on */
-static void reap_random(unsigned long *seed)
+/* A forced close: the first open item from a random fd number on */
+static void cancel_random(unsigned long *seed)
 {
 	int n, i, fd;
 
@@ -704,30 +666,30 @@ static void reap_random(unsigned long *seed)
 	fd = rnd_next(seed) % n;
 	for (i = 0; i < n; i++, fd = (fd + 1) % n) {
 		if (lock_open(S.table[fd])) {
-			inc(&S.reaps_forced);
-			reap(S.table[fd]);
+			inc(&S.cancels_forced);
+			cancel(S.table[fd]);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&S.table_lock);
 }
 
-static void reap_idle(void)
+static void cancel_idle(void)
 {
 	long long limit = now_ns() - opt.idle_ms * 1000000LL;
-	struct conn *c;
+	struct item *it;
 	int fd;
 
 	pthread_mutex_lock(&S.table_lock);
 	for (fd = 0; fd <= S.table_hi; fd++) {
-		c = S.table[fd];
-		if (!lock_open(c))
+		it = S.table[fd];
+		if (!lock_open(it))
 			continue;
-		if (c->seen_ns < limit) {
-			inc(&S.reaps_idle);
-			reap(c);
+		if (it->seen_ns < limit) {
+			inc(&S.cancels_idle);
+			cancel(it);
 		} else {
-			pthread_mutex_unlock(&c->lock);
+			pthread_mutex_unlock(&it->g.lock);
 		}
 	}
 	pthread_mutex_unlock(&S.table_lock);
@@ -743,20 +705,21 @@ static void sample_held(void)
 		S.held_max = h;
 }
 
-static void *reaper(void *arg)
+static void *canceller(void *arg)
 {
-	long long t0 = S.reap_from, scan = t0, t;
+	long long t0 = S.cancel_from, scan = t0, t;
 	unsigned long seed = 0x9e3779b97f4a7c15UL, done = 0;
 	long scan_ns = opt.idle_ms * 250000L;
 
 	(void)arg;
-	while ((t = now_ns()) < S.reap_until && !atomic_load(&S.quit)) {
-		while (done < (unsigned long)((t - t0) / 1e9 * opt.reap_rate)) {
-			reap_random(&seed);
+	while ((t = now_ns()) < S.cancel_until && !atomic_load(&S.quit)) {
+		while (done <
+		       (unsigned long)((t - t0) / 1e9 * opt.cancel_rate)) {
+			cancel_random(&seed);
 			done++;
 		}
 		if (t - scan >= scan_ns) {
-			reap_idle();
+			cancel_idle();
 			scan = t;
 		}
 		if (opt.protocol == PROTO_DEFERRED)
@@ -764,8 +727,8 @@ static void *reaper(void *arg)
 		sample_held();
 		sleep_us(1000);
 	}
-	/* what is retired still gets reclaimed while the workers run */
-	while (opt.protocol == PROTO_DEFERRED && S.retire_head &&
+	/* what is retired still gets reclaimed while the waiters run */
+	while (opt.protocol == PROTO_DEFERRED && S.qsbr.head &&
 	       !atomic_load(&S.quit)) {
 		reclaim(false);
 		sleep_us(1000);
@@ -792,7 +755,7 @@ static int connect_local(void)
 }
 
 /*
- * Clients of our own that connect and say nothing, for the idle reaper:
+ * Clients of our own that connect and say nothing, for the idle closes:
  * each one it closes connects again.
  */
 static void *idler(void *arg)
@@ -807,7 +770,7 @@ static void *idler(void *arg)
 		p[i].fd = connect_local();
 		p[i].events = POLLIN;
 	}
-	while (now_ns() < S.reap_until && !atomic_load(&S.quit)) {
+	while (now_ns() < S.cancel_until && !atomic_load(&S.quit)) {
 		if (poll(p, opt.idlers, 10) <= 0)
 			continue;
 		for (i = 0; i < opt.idlers; i++) {
@@ -859,14 +822,15 @@ static int setup(void)
 	S.table = calloc(S.table_size, sizeof(*S.table));
 	S.fd_gen = calloc(S.table_size, sizeof(*S.fd_gen));
 	S.fd_open = calloc(S.table_size, 1);
-	S.workers = calloc(opt.workers, sizeof(*S.workers));
+	S.waiters = calloc(opt.waiters, sizeof(*S.waiters));
 	S.samples = calloc(MAX_SAMPLES, sizeof(*S.samples));
-	Q.freed = calloc(MAX_IDS, 1);
-	if (!S.table || !S.fd_gen || !S.fd_open || !S.workers || !S.samples ||
-	    !Q.freed) {
+	freed = calloc(MAX_IDS, 1);
+	if (!S.table || !S.fd_gen || !S.fd_open || !S.waiters || !S.samples ||
+	    !freed) {
 		out("# out of memory");
 		return -1;
 	}
+	qsbr_init(&S.qsbr, &S.waiters[0].qs, sizeof(S.waiters[0]), opt.waiters);
 	S.epfd = epoll_create1(EPOLL_CLOEXEC);
 	S.quitfd = eventfd(0, EFD_CLOEXEC);
 	if (S.epfd < 0 || S.quitfd < 0 ||
@@ -938,34 +902,34 @@ static int run_wrk(struct wrk_figures *w)
 }
 
 /* Stop every thread; close and free what is left, as at exit */
-static void stop(pthread_t acc, pthread_t rpr, pthread_t idl)
+static void stop(pthread_t acc, pthread_t can, pthread_t idl)
 {
 	uint64_t one = 1;
-	struct conn *c;
+	struct item *it;
 	int i;
 
 	atomic_store(&S.quit, true);
 	pthread_join(idl, NULL);
 	shutdown(S.lfd, SHUT_RDWR);
 	pthread_join(acc, NULL);
-	pthread_join(rpr, NULL);
+	pthread_join(can, NULL);
 	if (write(S.quitfd, &one, sizeof(one)) != sizeof(one))
 		error_at("quitfd: %s", strerror(errno));
-	for (i = 0; i < opt.workers; i++)
-		pthread_join(S.workers[i].thread, NULL);
+	for (i = 0; i < opt.waiters; i++)
+		pthread_join(S.waiters[i].thread, NULL);
 	reclaim(true);
 	for (i = 0; i <= S.table_hi; i++) {
-		c = S.table[i];
-		if (!c)
+		it = S.table[i];
+		if (!it)
 			continue;
-		if (c->reaped)
+		if (it->cancelled)
 			error_at("fd %d: reaped with EBUSY, never closed", i);
 		S.table[i] = NULL;
-		conn_del(c);
-		fd_close(c);
-		conn_free(c);
+		item_del(it);
+		fd_close(it);
+		item_free(it);
 	}
-	quarantine_drain();
+	quarantine_drain(&quarantine);
 	close(S.lfd);
 }
 
@@ -1021,8 +985,9 @@ static bool requests_ok(const struct wrk_figures *w, char *why, size_t len)
 
 static int report(const struct wrk_figures *w)
 {
-	double secs = (S.reap_until - S.reap_from) / 1e9, wsecs = w->us / 1e6;
-	unsigned long reaps = N(reaps_idle) + N(reaps_forced);
+	double secs = (S.cancel_until - S.cancel_from) / 1e9;
+	double wsecs = w->us / 1e6;
+	unsigned long cancels = N(cancels_idle) + N(cancels_forced);
 	double held = S.held_samples ? S.held_sum / S.held_samples : 0;
 	char why[200];
 	bool ok = true;
@@ -1035,16 +1000,17 @@ static int report(const struct wrk_figures *w)
 	    N(allocs), N(idle_clients), N(requests), N(answered),
 	    N(client_closes));
 	out("# reaper: %lu reaps (%lu idle, %lu forced, %lu on an unread request): %lu closed at once, %lu EBUSY closed by their worker",
-	    reaps, N(reaps_idle), N(reaps_forced), N(unread), N(reap_now),
+	    cancels, N(cancels_idle), N(cancels_forced), N(unread),
+	    N(cancel_now),
 	    N(owner_closes));
 	out("# reclaim latency p50 %.0f us p99 %.0f us; held awaiting reclaim %.1f on average, %ld at most; %lu stale events, %lu late touches",
 	    pct_us(0.5), pct_us(0.99), held, S.held_max, N(stale), N(late));
 	out("%sserver,%s,%d,%d,%d,%ld,%ld,%.0f,%.0f,%.0f,%.1f,%.0f,%.0f,%.1f,%ld,%lu,%lu",
-	    opt.prefix, protocol_names[opt.protocol], opt.workers,
-	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.reap_rate,
+	    opt.prefix, protocol_names[opt.protocol], opt.waiters,
+	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.cancel_rate,
 	    wsecs > 0 ? w->requests / wsecs : 0,
-	    w->p50, w->p99, secs > 0 ? reaps / secs : 0, pct_us(0.5),
-	    pct_us(0.99), held, S.held_max, N(reap_busy), N(late));
+	    w->p50, w->p99, secs > 0 ? cancels / secs : 0, pct_us(0.5),
+	    pct_us(0.99), held, S.held_max, N(cancel_busy), N(late));
 
 	ok &= check(!N(late), "no connection state touched after it was freed",
 		    "%lu late touches", N(late));
@@ -1059,11 +1025,11 @@ static int report(const struct wrk_figures *w)
 	ok &= check(requests_ok(w, why, sizeof(why)),
 		    "no request lost that wrk did not see an error for",
 		    "%s", why);
-	ok &= check(N(reaps_forced) > 0 && w->requests > 0 &&
-		    (N(reaps_idle) > 0 || !opt.idlers),
+	ok &= check(N(cancels_forced) > 0 && w->requests > 0 &&
+		    (N(cancels_idle) > 0 || !opt.idlers),
 		    "connections reaped under load",
 		    "%lu forced and %lu idle reaps, %.0f requests",
-		    N(reaps_forced), N(reaps_idle), w->requests);
+		    N(cancels_forced), N(cancels_idle), w->requests);
 	if (N(errors)) {
 		out("# %lu errors, the first: %s", N(errors), S.first_error);
 		ok = false;
@@ -1115,7 +1081,7 @@ static void parse(int argc, char **argv)
 			opt.protocol = pick(optarg, protocol_names, 3, argv[0]);
 			break;
 		case 't':
-			opt.workers = number(optarg, 1, 1024, argv[0]);
+			opt.waiters = number(optarg, 1, 1024, argv[0]);
 			break;
 		case 'I':
 			opt.idlers = number(optarg, 0, MAX_IDLERS, argv[0]);
@@ -1133,7 +1099,7 @@ static void parse(int argc, char **argv)
 			opt.idle_ms = number(optarg, 1, 3600000, argv[0]);
 			break;
 		case 'r':
-			opt.reap_rate = number(optarg, 0, 1000000, argv[0]);
+			opt.cancel_rate = number(optarg, 0, 1000000, argv[0]);
 			break;
 		case 'w':
 			opt.delay_us = number(optarg, 0, 1000000, argv[0]);
@@ -1159,7 +1125,7 @@ static void parse(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	struct wrk_figures w = { 0 };
-	pthread_t acc, rpr, idl;
+	pthread_t acc, can, idl;
 	char why[128];
 	int i, rc, have;
 
@@ -1174,29 +1140,29 @@ int main(int argc, char **argv)
 		opt.protocol = PROTO_DEFERRED;
 	}
 	out("# protocol %s, %d workers; wrk: %d threads, %d connections, %d s; reaper: idle %ld ms, %ld forced closes/s%s%s",
-	    protocol_names[opt.protocol], opt.workers, opt.wrk_threads,
-	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.reap_rate,
+	    protocol_names[opt.protocol], opt.waiters, opt.wrk_threads,
+	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.cancel_rate,
 	    opt.fault ? "; broken on purpose: " : "",
 	    opt.fault ? fault_names[opt.fault] : "");
 	if (setup())
 		return 1;
-	for (i = 0; i < opt.workers; i++)
-		if (pthread_create(&S.workers[i].thread, NULL, worker,
-				   &S.workers[i])) {
+	for (i = 0; i < opt.waiters; i++)
+		if (pthread_create(&S.waiters[i].thread, NULL, waiter,
+				   &S.waiters[i])) {
 			out("# pthread_create: %s", strerror(errno));
 			return 1;
 		}
-	/* reap until a second before wrk stops, not while it winds down */
-	S.reap_from = now_ns();
-	S.reap_until = S.reap_from + (opt.seconds - 1) * 1000000000LL;
+	/* close until a second before wrk stops, not while it winds down */
+	S.cancel_from = now_ns();
+	S.cancel_until = S.cancel_from + (opt.seconds - 1) * 1000000000LL;
 	if (pthread_create(&acc, NULL, acceptor, NULL) ||
-	    pthread_create(&rpr, NULL, reaper, NULL) ||
+	    pthread_create(&can, NULL, canceller, NULL) ||
 	    pthread_create(&idl, NULL, idler, NULL)) {
 		out("# pthread_create: %s", strerror(errno));
 		return 1;
 	}
 	rc = run_wrk(&w);
-	stop(acc, rpr, idl);
+	stop(acc, can, idl);
 	if (rc == 127 && !w.seen) {
 		out("# SKIP %s not found: install wrk", opt.wrk);
 		return 4;
