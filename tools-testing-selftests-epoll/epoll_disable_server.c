@@ -129,33 +129,38 @@ static const char *const protocol_names[] = {
 	[PROTO_NAIVE] = "naive",
 };
 
-static const char *const fault_names[] = {
-	[FAULT_NONE] = "none",
-	[FAULT_LEAK_CONN] = "leak-conn",
-	[FAULT_DOUBLE_FREE] = "double-free",
-	[FAULT_LEAK_FD] = "leak-fd",
-	[FAULT_DOUBLE_CLOSE] = "double-close",
-	[FAULT_DROP] = "drop",
+/* In enum fault's order */
+static const char *const fault_names[NR_FAULTS] = {
+	"none", "leak-conn", "double-free", "leak-fd", "double-close", "drop"
 };
 
 static struct {
 	enum protocol protocol;
 	enum fault fault;
-	int waiters, idlers;
-	int wrk_threads, wrk_conns, seconds;
+	long waiters, idlers;
+	long wrk_threads, wrk_conns, seconds;
 	long idle_ms, cancel_rate, delay_us;
 	const char *wrk, *prefix;
 } opt = {
 	.protocol = PROTO_DISABLE,
-	.waiters = 8,
-	.idlers = 4,
-	.wrk_threads = 2,
-	.wrk_conns = 64,
-	.seconds = 5,
-	.idle_ms = 250,
-	.cancel_rate = 200,
 	.wrk = "wrk",
 	.prefix = "",
+};
+
+/* The options that take a number: its range, and its value without one */
+static const struct {
+	char c;
+	long *v;
+	long min, max, dflt;
+} numbers[] = {
+	{ 't', &opt.waiters, 1, 1024, 8 },
+	{ 'I', &opt.idlers, 0, MAX_IDLERS, 4 },
+	{ 'c', &opt.wrk_conns, 1, 10000, 64 },
+	{ 'T', &opt.wrk_threads, 1, 64, 2 },
+	{ 'd', &opt.seconds, 2, 3600, 5 },
+	{ 'i', &opt.idle_ms, 1, 3600000, 250 },
+	{ 'r', &opt.cancel_rate, 0, 1000000, 200 },
+	{ 'w', &opt.delay_us, 0, 1000000, 0 },
 };
 
 /* An item: a client's connection */
@@ -848,9 +853,9 @@ static pid_t spawn_wrk(const char *script, int *rfd)
 	int p[2];
 	pid_t pid;
 
-	snprintf(t, sizeof(t), "%d", opt.wrk_threads);
-	snprintf(c, sizeof(c), "%d", opt.wrk_conns);
-	snprintf(d, sizeof(d), "%ds", opt.seconds);
+	snprintf(t, sizeof(t), "%ld", opt.wrk_threads);
+	snprintf(c, sizeof(c), "%ld", opt.wrk_conns);
+	snprintf(d, sizeof(d), "%lds", opt.seconds);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", S.port);
 	if (pipe2(p, O_CLOEXEC))
 		return -1;
@@ -1005,7 +1010,7 @@ static int report(const struct wrk_figures *w)
 	    N(owner_closes));
 	out("# reclaim latency p50 %.0f us p99 %.0f us; held awaiting reclaim %.1f on average, %ld at most; %lu stale events, %lu late touches",
 	    pct_us(0.5), pct_us(0.99), held, S.held_max, N(stale), N(late));
-	out("%sserver,%s,%d,%d,%d,%ld,%ld,%.0f,%.0f,%.0f,%.1f,%.0f,%.0f,%.1f,%ld,%lu,%lu",
+	out("%sserver,%s,%ld,%ld,%ld,%ld,%ld,%.0f,%.0f,%.0f,%.1f,%.0f,%.0f,%.1f,%ld,%lu,%lu",
 	    opt.prefix, protocol_names[opt.protocol], opt.waiters,
 	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.cancel_rate,
 	    wsecs > 0 ? w->requests / wsecs : 0,
@@ -1061,62 +1066,45 @@ static int pick(const char *s, const char *const *names, int n,
 	return 0;
 }
 
-static long number(const char *s, long min, long max, const char *prog)
+/* -c N, for a @c of the numbers table: false if @c is none of them */
+static bool set_number(int c, const char *s, const char *prog)
 {
 	char *end;
-	long v = strtol(s, &end, 10);
+	long v;
+	size_t i;
 
-	if (*end || end == s || v < min || v > max)
-		usage(prog);
-	return v;
+	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		if (numbers[i].c != c)
+			continue;
+		v = strtol(s, &end, 10);
+		if (*end || end == s || v < numbers[i].min ||
+		    v > numbers[i].max)
+			usage(prog);
+		*numbers[i].v = v;
+		return true;
+	}
+	return false;
 }
 
 static void parse(int argc, char **argv)
 {
+	size_t i;
 	int c;
 
+	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
+		*numbers[i].v = numbers[i].dflt;
 	while ((c = getopt(argc, argv, "p:t:I:c:T:d:i:r:w:B:W:P:")) != -1) {
-		switch (c) {
-		case 'p':
+		if (c == 'p')
 			opt.protocol = pick(optarg, protocol_names, 3, argv[0]);
-			break;
-		case 't':
-			opt.waiters = number(optarg, 1, 1024, argv[0]);
-			break;
-		case 'I':
-			opt.idlers = number(optarg, 0, MAX_IDLERS, argv[0]);
-			break;
-		case 'c':
-			opt.wrk_conns = number(optarg, 1, 10000, argv[0]);
-			break;
-		case 'T':
-			opt.wrk_threads = number(optarg, 1, 64, argv[0]);
-			break;
-		case 'd':
-			opt.seconds = number(optarg, 2, 3600, argv[0]);
-			break;
-		case 'i':
-			opt.idle_ms = number(optarg, 1, 3600000, argv[0]);
-			break;
-		case 'r':
-			opt.cancel_rate = number(optarg, 0, 1000000, argv[0]);
-			break;
-		case 'w':
-			opt.delay_us = number(optarg, 0, 1000000, argv[0]);
-			break;
-		case 'B':
+		else if (c == 'B')
 			opt.fault = pick(optarg, fault_names, NR_FAULTS,
 					 argv[0]);
-			break;
-		case 'W':
+		else if (c == 'W')
 			opt.wrk = optarg;
-			break;
-		case 'P':
+		else if (c == 'P')
 			opt.prefix = optarg;
-			break;
-		default:
+		else if (!set_number(c, optarg, argv[0]))
 			usage(argv[0]);
-		}
 	}
 	if (optind != argc || opt.wrk_conns < opt.wrk_threads)
 		usage(argv[0]);
@@ -1139,7 +1127,7 @@ int main(int argc, char **argv)
 		out("# %s: deferred reclamation instead", why);
 		opt.protocol = PROTO_DEFERRED;
 	}
-	out("# protocol %s, %d workers; wrk: %d threads, %d connections, %d s; reaper: idle %ld ms, %ld forced closes/s%s%s",
+	out("# protocol %s, %ld workers; wrk: %ld threads, %ld connections, %ld s; reaper: idle %ld ms, %ld forced closes/s%s%s",
 	    protocol_names[opt.protocol], opt.waiters, opt.wrk_threads,
 	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.cancel_rate,
 	    opt.fault ? "; broken on purpose: " : "",
