@@ -10,7 +10,7 @@
  *
  *   EPOLL_DISABLE_CONTROL=naive  DISABLE answers 0 and does nothing: the
  *       canceller deletes at once, as it must without the op (EPOLL_CTL_DEL
- *       under the item lock), under a reader that holds the event
+ *       under the item lock), under an owner that holds the event
  *   EPOLL_DISABLE_CONTROL=busy   DISABLE does its work but answers EBUSY
  *       where it answered 0: a disarmed item that nobody holds, and that
  *       nobody deletes
