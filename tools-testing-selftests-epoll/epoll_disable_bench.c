@@ -47,6 +47,19 @@
  *             no double delete; but no memory is returned either (the
  *             slab stays at its high-water mark), and the program has
  *             to allocate its items from a slab of its own.
+ *   uring     no epoll: io_uring, as epoll_disable_uring.h does it. Each
+ *             waiter has a ring of its own and the items whose poll
+ *             (IORING_OP_POLL_ADD, multishot) lives there; the canceller
+ *             sends the item's waiter a message (IORING_OP_MSG_RING), and
+ *             the waiter cancels the poll (IORING_OP_ASYNC_CANCEL) and
+ *             frees the item when it reaps the poll's terminal completion
+ *             (no IORING_CQE_F_MORE). New items reach their waiter the
+ *             same way. A ring per waiter, not one shared by all: a
+ *             ring's SQ has one producer and its CQ one consumer, so a
+ *             shared ring needs a lock around both, which serialises the
+ *             waiters as global does, and the thread that reaps an
+ *             item's completions would no longer be the only one to
+ *             touch it. Items are dealt to the rings in turn.
  *   naive     EPOLL_CTL_DEL and free under the item mutex: unsafe
  *
  * A waiter blocked in epoll_wait() cannot be taken for quiescent: the
@@ -64,6 +77,8 @@
  * For genslot "freed" is the slot back on the free list, ready for the
  * next item: its memory is never given back, which "-M proto" shows as
  * bytes_per_item, every slot of the slab counted, free ones too.
+ * For uring the wait is the message's trip, the waiter's cancel and its
+ * reaping of the poll's end.
  * After the window no item is deleted any more, and the run goes on until
  * those waiting are freed (or for twice the timeout and a second more:
  * any left then are counted as unfreed, their age so far their wait).
@@ -78,6 +93,11 @@
  * it would be caught). Only naive may have late touches: if a safe
  * protocol has any, the run fails (exit 1). The timings are reported,
  * never judged.
+ *
+ * Each thread counts its io_uring_enter() and epoll_*() calls, and
+ * "-M proto" reports them per event handled: all of them, and the
+ * waiters' alone. The epoll waiters take one event per epoll_wait();
+ * a uring waiter reaps whatever its ring holds per io_uring_enter().
  *
  * Output is CSV on stdout (lines starting with '#' are comments), kind
  * "ops" or "proto" first; -P puts a prefix before every line, so that the
@@ -104,6 +124,7 @@
 #include <unistd.h>
 
 #include "epoll_disable_util.h"
+#include "epoll_disable_uring.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -124,13 +145,14 @@
 
 enum mode { MODE_OPS, MODE_PROTO, MODE_RECLAIM };
 enum protocol { PROTO_DISABLE, PROTO_GLOBAL, PROTO_DEFERRED, PROTO_GENSLOT,
-		PROTO_NAIVE };
+		PROTO_URING, PROTO_NAIVE };
 
 static const char *const protocol_names[] = {
 	[PROTO_DISABLE] = "disable",
 	[PROTO_GLOBAL] = "global",
 	[PROTO_DEFERRED] = "deferred",
 	[PROTO_GENSLOT] = "genslot",
+	[PROTO_URING] = "uring",
 	[PROTO_NAIVE] = "naive",
 };
 
@@ -504,6 +526,8 @@ struct item {
 	bool timed;		/* it did so in the timed window */
 	uint32_t gen, idx;	/* genslot: the slot's generation and index */
 	unsigned long born;	/* genslot, the bench's: P.births at ADD */
+	int home;		/* uring: the waiter whose ring polls it */
+	bool cancelling;	/* uring: its waiter has cancelled its poll */
 };
 
 /*
@@ -522,6 +546,8 @@ struct item {
  *             one for the global epoch and the list head; and the items
  *             waiting on the retire list (its mean length, sampled at
  *             each retirement), whole
+ *   uring     the core, the home ring's index and the cancelling flag;
+ *             every ring's mapped SQ, SQEs and CQ, the canceller's too
  *   genslot   the core, a mutex, the generation and the free-list link
  *             (an index) for every slot the slab holds at the end of the
  *             run, free ones too: never given back, they are what the
@@ -551,6 +577,12 @@ struct item_deferred {
 	struct item_deferred *next;
 };
 
+struct item_uring {
+	struct item_core c;
+	int home;
+	bool cancelling;
+};
+
 struct item_genslot {
 	struct item_core c;
 	pthread_mutex_t lock;
@@ -572,7 +604,15 @@ struct waiter {
 	atomic_ulong stale;	/* an event of an item already deleted */
 	atomic_ulong owner_deletes;	/* disable: deleted after EBUSY */
 	atomic_ulong kicks;	/* -T -1: woken by a signal */
+	atomic_ulong sys;	/* io_uring_enter() and epoll_*() calls */
+	atomic_ulong empty;	/* uring: an event whose read found nothing */
 	long long kicked;	/* the canceller's: when it last did */
+	/* uring: the ring, its fd for the canceller, the messages */
+	struct ring ring;
+	atomic_int ring_fd;
+	atomic_ulong sent;	/* the canceller's: messages sent to it */
+	unsigned long received;	/* messages reaped */
+	long cancelling;	/* cancelled, terminal completion not reaped */
 } __attribute__((aligned(CACHELINE)));
 
 /* Reclaim latencies: ns from the decision to delete to the free */
@@ -594,7 +634,12 @@ static struct proto {
 	atomic_int holder;	/* global: the waiter that has the lock */
 	atomic_bool quit;
 	atomic_ulong deletions, busy, errors;
+	atomic_ulong canceller_sys;	/* its io_uring_enter(), epoll_*() */
 	struct qsbr qsbr;	/* deferred */
+	struct ring cring;	/* uring: the canceller's, for messages */
+	atomic_int ready;	/* uring: waiters with their ring set up */
+	int next_home;		/* uring: the ring the next item goes to */
+	atomic_long ring_bytes;	/* uring: mapped by every ring */
 	long retired, peak_retired;
 	double backlog_sum;	/* deferred: retire list length, summed */
 	unsigned long retirements;
@@ -626,6 +671,23 @@ static void error_at(const char *fmt, ...)
 	}
 	pthread_mutex_unlock(&error_lock);
 }
+
+/*
+ * The calling thread's count of io_uring_enter() and epoll_*() calls:
+ * its struct waiter's, or the canceller's; NULL in the main thread,
+ * whose calls (setup, teardown) are not the protocol's
+ */
+static __thread atomic_ulong *sys_calls;
+
+/* Count one such call, just before it is made */
+static void sys_call(void)
+{
+	if (sys_calls)
+		atomic_fetch_add_explicit(sys_calls, 1, memory_order_relaxed);
+}
+
+/* uring: the canceller's ring, which sends its messages; NULL elsewhere */
+static __thread struct ring *msg_ring;
 
 static void *quarantine_ring[QUARANTINE];
 static struct quarantine quarantine =
@@ -681,6 +743,7 @@ static void item_close(struct item *it)
 /* Remove an item from the set; @close_fds unless deferred */
 static void item_del(struct item *it, bool close_fds)
 {
+	sys_call();
 	if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, it->c.fd[0], NULL))
 		error_at("EPOLL_CTL_DEL of fd %d: %s", it->c.fd[0],
 			 strerror(errno));
@@ -798,6 +861,7 @@ static void item_unalloc(struct item *it)
 }
 
 static void deferred_reclaim(bool all);
+static void uring_send(struct item *it, enum ring_tag tag);
 
 static struct item *item_new(void)
 {
@@ -821,7 +885,15 @@ static struct item *item_new(void)
 	}
 	it->g.tag = ITEM_LIVE;
 	it->c.events = EPOLLIN | EPOLLONESHOT;
+	if (P.protocol == PROTO_URING) {
+		/* before the waiters run, each arms its own at its start */
+		it->home = P.next_home++ % P.nr_waiters;
+		if (msg_ring)
+			uring_send(it, TAG_ARM);
+		return it;
+	}
 	ev.events = it->c.events;
+	sys_call();
 	if (P.protocol == PROTO_GENSLOT) {
 		/* before the ADD: see genslot_late() */
 		it->born = atomic_fetch_add(&P.births, 1) + 1;
@@ -851,6 +923,7 @@ static void item_handle(struct waiter *w, struct item *it, epoll_data_t data)
 	if (n < 0 && errno != EAGAIN)
 		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
 	/* deferred: the item may have been deleted since we looked */
+	sys_call();
 	if (epoll_ctl(P.epfd, EPOLL_CTL_MOD, it->c.fd[0], &ev) &&
 	    (errno != ENOENT || P.protocol != PROTO_DEFERRED))
 		error_at("EPOLL_CTL_MOD of fd %d: %s", it->c.fd[0],
@@ -993,6 +1066,202 @@ static void genslot_handle(struct waiter *w, epoll_data_t data,
 	pthread_mutex_unlock(&it->g.lock);
 }
 
+/*
+ * uring: a waiter's ring holds the polls of the items dealt to it, at
+ * most this many SQEs in flight at once (more wait for the next submit),
+ * and room for this many completions per item it polls, up to a cap: a
+ * fuller CQ ends multishot polls, which the waiter then re-arms
+ */
+#define URING_SQ		64
+#define URING_CQ_PER_ITEM	4
+#define URING_CQ_MIN		256
+#define URING_CQ_MAX		8192
+
+/* What a uring waiter's loop needs to know beside its struct waiter */
+struct uring_state {
+	bool quitting;
+	long long quit_by;	/* give up on messages in flight then */
+};
+
+/*
+ * uring: arm @it's poll in this waiter's ring. Only the home waiter
+ * submits to its ring.
+ */
+static void uring_arm(struct waiter *w, struct item *it)
+{
+	if (!ring_poll(&w->ring, it->c.fd[0], it))
+		error_at("no SQE for the poll of fd %d", it->c.fd[0]);
+}
+
+/*
+ * uring: the canceller's message for @it has reached its waiter: cancel
+ * the poll. The item is freed at the poll's terminal completion, which
+ * this waiter reaps: until then its fds stay open and nobody frees it.
+ */
+static void uring_cancel(struct waiter *w, struct item *it)
+{
+	it->cancelling = true;
+	w->cancelling++;
+	if (!ring_cancel(&w->ring, it))
+		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
+}
+
+/* uring: the poll's terminal completion of a cancelled item: free it */
+static void uring_free(struct waiter *w, struct item *it)
+{
+	w->cancelling--;
+	item_close(it);
+	item_free(it);
+	count(&w->owner_deletes);
+}
+
+/* uring: drain the socket the poll reported ready; no re-arm is needed */
+static void uring_read(struct waiter *w, struct item *it)
+{
+	char buf[256];
+	ssize_t n, got = 0;
+
+	while ((n = read(it->c.fd[0], buf, sizeof(buf))) > 0)
+		got += n;
+	if (n < 0 && errno != EAGAIN)
+		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
+	count(got ? &w->events : &w->empty);
+}
+
+/*
+ * uring: a completion of @it's poll, reaped by its waiter. A poll that
+ * ends by itself (a full CQ ends a multishot poll) is armed again; one
+ * that ends after the cancel frees the item.
+ */
+static void uring_event(struct waiter *w, struct item *it,
+			const struct io_uring_cqe *cqe)
+{
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+
+	/* The window in which the item may be freed under us */
+	if (opt.delay_us)
+		sleep_us(opt.delay_us);
+	if (it->g.tag != ITEM_LIVE) {
+		count(&w->late);
+		return;
+	}
+	if (it->cancelling) {
+		if (!more)
+			uring_free(w, it);
+		else
+			count(&w->stale);
+		return;
+	}
+	if (cqe->res > 0)
+		uring_read(w, it);
+	else if (cqe->res != -ECANCELED)
+		error_at("poll of fd %d: %s", it->c.fd[0], strerror(-cqe->res));
+	if (!more)
+		uring_arm(w, it);
+}
+
+/* uring: one completion this waiter reaped */
+static void uring_reap(struct waiter *w, struct uring_state *st,
+		       const struct io_uring_cqe *cqe)
+{
+	struct item *it = ring_ptr(cqe->user_data);
+
+	switch (ring_tag(cqe->user_data)) {
+	case TAG_ARM:
+		w->received++;
+		uring_arm(w, it);
+		break;
+	case TAG_CANCEL:
+		w->received++;
+		uring_cancel(w, it);
+		break;
+	case TAG_REMOVED:
+		/* the poll had ended: its last completion frees the item */
+		if (cqe->res != -ENOENT)
+			error_at("cancel of a poll: %s", strerror(-cqe->res));
+		break;
+	case TAG_POLL:
+		if (it) {
+			uring_event(w, it, cqe);
+		} else if (!st->quitting) {	/* quitfd: the run is over */
+			st->quitting = true;
+			st->quit_by = now_ns() + 1000000000LL;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * uring: once quitfd has fired, the waiter stops when every message the
+ * canceller sent it is reaped and every item it cancelled is freed (or a
+ * second later)
+ */
+static bool uring_done(struct waiter *w, const struct uring_state *st)
+{
+	if (!st->quitting)
+		return false;
+	if (w->received == atomic_load(&w->sent) && !w->cancelling)
+		return true;
+	return now_ns() > st->quit_by;
+}
+
+/*
+ * uring: the waiter sets up its ring in its own thread (the ring's only
+ * issuer), arms the items dealt to it and quitfd's poll, then reaps and
+ * waits. Each io_uring_enter() submits what the last completions asked
+ * for (re-arms, cancels) and waits for the next ones.
+ */
+static void *uring_waiter(struct waiter *w)
+{
+	unsigned int cq = URING_CQ_PER_ITEM * (P.n / P.nr_waiters + 1);
+	struct uring_state st = { 0 };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	int i, err, ret;
+
+	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
+	     URING_CQ_MAX : cq;
+	err = ring_open(&w->ring, URING_SQ, cq, &w->sys);
+	if (err) {
+		error_at("io_uring_setup: %s", strerror(err));
+		atomic_store(&w->ring_fd, -1);
+		atomic_fetch_add(&P.ready, 1);
+		return NULL;
+	}
+	atomic_fetch_add(&P.ring_bytes, ring_bytes(&w->ring));
+	for (i = 0; i < P.n; i++)
+		if (P.slots[i].it->home == w - P.waiters)
+			uring_arm(w, P.slots[i].it);
+	sqe = ring_sqe(&w->ring);
+	if (sqe) {
+		sqe->opcode = IORING_OP_POLL_ADD;
+		sqe->fd = P.quitfd;
+		sqe->poll32_events = POLLIN;
+		sqe->user_data = ring_data(NULL, TAG_POLL);
+	}
+	atomic_store(&w->ring_fd, w->ring.fd);
+	atomic_fetch_add(&P.ready, 1);
+	for (;;) {
+		while ((cqe = ring_peek(&w->ring))) {
+			uring_reap(w, &st, cqe);
+			ring_seen(&w->ring);
+		}
+		if (uring_done(w, &st))
+			break;
+		ret = ring_enter(&w->ring, true,
+				 st.quitting ? 10 : P.timeout);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR &&
+		    ret != -EAGAIN && ret != -EBUSY) {
+			error_at("io_uring_enter: %s", strerror(-ret));
+			break;
+		}
+	}
+	ring_close(&w->ring);
+	return NULL;
+}
+
 static void *waiter(void *arg)
 {
 	struct waiter *w = arg;
@@ -1001,6 +1270,9 @@ static void *waiter(void *arg)
 	struct item *it;
 	int n;
 
+	sys_calls = &w->sys;
+	if (P.protocol == PROTO_URING)
+		return uring_waiter(w);
 	for (;;) {
 		/*
 		 * deferred: the quiescent point. This thread holds no item:
@@ -1012,6 +1284,7 @@ static void *waiter(void *arg)
 			qsbr_quiescent(&P.qsbr, &w->qs);
 		if (P.protocol == PROTO_GLOBAL)
 			global_lock_waiter(w);
+		sys_call();
 		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
 		if (n <= 0 || !ev.data.ptr) {
 			if (P.protocol == PROTO_GLOBAL)
@@ -1158,6 +1431,42 @@ static void genslot_delete(struct item *it)
 	reclaimed(it);
 }
 
+/*
+ * uring: queue a message to @it's waiter in the canceller's ring; the
+ * canceller submits it with the next (uring_flush())
+ */
+static void uring_send(struct item *it, enum ring_tag tag)
+{
+	struct waiter *w = &P.waiters[it->home];
+
+	if (!ring_msg(msg_ring, atomic_load(&w->ring_fd),
+		      ring_data(it, tag))) {
+		error_at("no SQE for a message");
+		return;
+	}
+	atomic_fetch_add(&w->sent, 1);
+}
+
+/*
+ * uring: submit the canceller's messages, one io_uring_enter() for the
+ * new item's and the old one's; a message that failed comes back
+ */
+static void uring_flush(void)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	do
+		ret = ring_enter(msg_ring, false, 0);
+	while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
+	if (ret < 0)
+		error_at("io_uring_enter of messages: %s", strerror(-ret));
+	while ((cqe = ring_peek(msg_ring))) {
+		error_at("IORING_OP_MSG_RING: %s", strerror(-cqe->res));
+		ring_seen(msg_ring);
+	}
+}
+
 /* The canceller's step: delete (and free) an item the writer cannot reach */
 static void cancel(struct item *it)
 {
@@ -1166,6 +1475,7 @@ static void cancel(struct item *it)
 	switch (P.protocol) {
 	case PROTO_DISABLE:
 		pthread_mutex_lock(&it->g.lock);
+		sys_call();
 		err = cancel_locked(&it->g, P.epfd, it->c.fd[0]);
 		if (!err) {
 			item_del(it, true);
@@ -1192,6 +1502,13 @@ static void cancel(struct item *it)
 		return;
 	case PROTO_GENSLOT:
 		genslot_delete(it);
+		return;
+	case PROTO_URING:
+		/* its waiter frees it, at its poll's terminal completion */
+		uring_send(it, TAG_CANCEL);
+		uring_flush();
+		atomic_fetch_add_explicit(&P.deletions, 1,
+					  memory_order_relaxed);
 		return;
 	case PROTO_NAIVE:
 		pthread_mutex_lock(&it->g.lock);
@@ -1227,8 +1544,20 @@ static void *canceller(void *arg)
 	struct item *it, *old;
 	struct slot *sl;
 	long k;
+	int err;
 
 	(void)arg;
+	sys_calls = &P.canceller_sys;
+	if (P.protocol == PROTO_URING) {
+		err = ring_open(&P.cring, URING_SQ, URING_CQ_MIN,
+				&P.canceller_sys);
+		if (err) {
+			error_at("io_uring_setup: %s", strerror(err));
+			return NULL;
+		}
+		atomic_fetch_add(&P.ring_bytes, ring_bytes(&P.cring));
+		msg_ring = &P.cring;
+	}
 	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
 	     k++) {
 		if (P.protocol == PROTO_DEFERRED) {
@@ -1258,11 +1587,16 @@ static void *canceller(void *arg)
 		cancel(old);
 		pace(t0, k, opt.cancel_rate);
 	}
+	if (msg_ring) {
+		ring_close(msg_ring);
+		msg_ring = NULL;
+	}
 	return NULL;
 }
 
 struct totals {
 	unsigned long events, deletions, late, stale, owner_deletes, kicks;
+	unsigned long sys, waiter_sys, empty;
 };
 
 static void totals(struct totals *t)
@@ -1276,8 +1610,20 @@ static void totals(struct totals *t)
 		t->stale += atomic_load(&P.waiters[i].stale);
 		t->owner_deletes += atomic_load(&P.waiters[i].owner_deletes);
 		t->kicks += atomic_load(&P.waiters[i].kicks);
+		t->waiter_sys += atomic_load(&P.waiters[i].sys);
+		t->empty += atomic_load(&P.waiters[i].empty);
 	}
 	t->deletions = atomic_load(&P.deletions);
+	t->sys = t->waiter_sys + atomic_load(&P.canceller_sys);
+}
+
+/* Calls in the window per event handled in it */
+static double per_event(unsigned long calls, const struct totals *t0,
+			const struct totals *t1)
+{
+	unsigned long events = t1->events - t0->events;
+
+	return events ? (double)calls / events : 0;
 }
 
 static double mean_backlog(void)
@@ -1304,6 +1650,9 @@ static double bytes_per_item(void)
 					 sizeof(struct item_genslot) +
 					 sizeof(struct item *)) +
 			sizeof(uint32_t)) / n;
+	case PROTO_URING:
+		return sizeof(struct item_uring) +
+		       atomic_load(&P.ring_bytes) / n;
 	case PROTO_NAIVE:
 		return sizeof(struct item_naive);
 	}
@@ -1347,7 +1696,10 @@ static void proto_teardown(void)
 	for (i = 0; i < P.n; i++) {
 		if (!P.slots[i].it)
 			continue;
-		item_del(P.slots[i].it, true);
+		if (P.protocol == PROTO_URING)	/* the rings are gone */
+			item_close(P.slots[i].it);
+		else
+			item_del(P.slots[i].it, true);
 		if (P.protocol != PROTO_GENSLOT)
 			item_release(P.slots[i].it);
 		pthread_mutex_destroy(&P.slots[i].lock);
@@ -1452,6 +1804,9 @@ static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 			fail("pthread_create of reader %d", i);
 			exit(1);
 		}
+	/* uring: each waiter's ring is set up before a message is sent */
+	while (atomic_load(&P.ready) < waiters && protocol == PROTO_URING)
+		sleep_us(1000);
 	if (pthread_create(&wthread, NULL, writer, NULL) ||
 	    pthread_create(&cthread, NULL, canceller, NULL)) {
 		fail("pthread_create");
@@ -1491,18 +1846,23 @@ static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 		report_reclaim(protocol, waiters, n,
 			       (t1.events - t0.events) / secs, unfreed);
 	else
-		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f",
+		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f,%.3f,%.3f",
 		    protocol_names[protocol], waiters, n, secs,
 		    t1.events - t0.events, (t1.events - t0.events) / secs,
 		    t1.deletions - t0.deletions,
 		    (t1.deletions - t0.deletions) / secs, t2.late,
-		    bytes_per_item());
+		    bytes_per_item(), per_event(t1.sys - t0.sys, &t0, &t1),
+		    per_event(t1.waiter_sys - t0.waiter_sys, &t0, &t1));
 	if (protocol == PROTO_DISABLE)
 		out("# disable, %d readers: %lu EBUSY, deleted by the reader",
 		    waiters, t2.owner_deletes);
 	if (protocol == PROTO_DEFERRED)
 		out("# deferred, %d readers: retire list %.0f items on average, %ld at most; %lu stale events",
 		    waiters, mean_backlog(), P.peak_retired, t2.stale);
+	if (protocol == PROTO_URING)
+		out("# uring, %d readers: %lu items freed at their poll's end, %lu events after the cancel, %lu events whose read found nothing, %ld KiB of rings",
+		    waiters, t2.owner_deletes, t2.stale, t2.empty,
+		    atomic_load(&P.ring_bytes) / 1024);
 	if (protocol == PROTO_GENSLOT)
 		out("# genslot, %d readers: %ld slots (%ld KiB) held for %d live items, never given back while the set lives; %lu stale events",
 		    waiters, P.slab_chunks * GENSLOT_CHUNK,
@@ -1529,7 +1889,7 @@ static void usage(const char *prog)
 		"      (proto, default 1000)\n"
 		"  -i  ops per op and set size (default %ld)\n"
 		"  -b  ops per timed batch (default %d)\n"
-		"  -p  disable, global, deferred, genslot, naive or all\n"
+		"  -p  disable, global, deferred, genslot, uring, naive or all\n"
 		"      (default all)\n"
 		"  -t  reader threads (default 1,2,4,16,64,128)\n"
 		"  -s  seconds per run (default %g)\n"
@@ -1732,7 +2092,7 @@ static void run_protos(void)
 	if (opt.mode == MODE_RECLAIM)
 		out("kind,protocol,readers,items,timeout_ms,deletions,p50_us,p99_us,max_us,pending_mean,pending_peak,unfreed,events_per_s");
 	else
-		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item");
+		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item,syscalls_per_event,reader_syscalls_per_event");
 	for (run = 0; run < opt.runs; run++)
 		for (k = 0; k < opt.nr_sizes; k++)
 			for (t = 0; t < opt.nr_timeouts; t++)
