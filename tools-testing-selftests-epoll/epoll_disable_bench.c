@@ -98,6 +98,10 @@
  * "-M proto" reports them per event handled: all of them, and the
  * waiters' alone. The epoll waiters take one event per epoll_wait();
  * a uring waiter reaps whatever its ring holds per io_uring_enter().
+ * It also reports the CPU time the waiters, the writer and the canceller
+ * used per second of the window: on two CPUs, with one waiter beside a
+ * writer that never sleeps, how the scheduler places the three decides
+ * the waiter's share, and with it the events handled.
  *
  * Output is CSV on stdout (lines starting with '#' are comments), kind
  * "ops" or "proto" first; -P puts a prefix before every line, so that the
@@ -166,6 +170,7 @@ static struct {
 	double seconds;
 	long iterations;
 	int batch;
+	int first;		/* -o: the protocol each sweep starts with */
 	int delay_us;
 	long cancel_rate;
 	long write_rate;
@@ -1617,6 +1622,32 @@ static void totals(struct totals *t)
 	t->sys = t->waiter_sys + atomic_load(&P.canceller_sys);
 }
 
+/* CPU time the readers, the writer and the canceller have used */
+struct cpu_use {
+	double waiters, writer, canceller;
+};
+
+static double thread_cpu(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t c;
+
+	if (pthread_getcpuclockid(t, &c) || clock_gettime(c, &ts))
+		return 0;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void cpu_use(struct cpu_use *u, pthread_t wthread, pthread_t cthread)
+{
+	int i;
+
+	u->waiters = 0;
+	for (i = 0; i < P.nr_waiters; i++)
+		u->waiters += thread_cpu(P.waiters[i].thread);
+	u->writer = thread_cpu(wthread);
+	u->canceller = thread_cpu(cthread);
+}
+
 /* Calls in the window per event handled in it */
 static double per_event(unsigned long calls, const struct totals *t0,
 			const struct totals *t1)
@@ -1775,6 +1806,7 @@ static void report_reclaim(enum protocol protocol, int waiters, int n,
 static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 {
 	struct totals t0, t1, t2;
+	struct cpu_use u0, u1;
 	pthread_t wthread, cthread;
 	long long ns0, ns1;
 	long unfreed;
@@ -1815,10 +1847,12 @@ static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 
 	sleep_us(WARMUP_US);
 	totals(&t0);
+	cpu_use(&u0, wthread, cthread);
 	ns0 = now_ns();
 	atomic_store(&P.window_start, ns0);
 	sleep_us(opt.seconds * 1e6);
 	totals(&t1);
+	cpu_use(&u1, wthread, cthread);
 	ns1 = now_ns();
 	atomic_store(&P.window_end, ns1);
 	unfreed = proto_drain(wthread, cthread);
@@ -1846,13 +1880,16 @@ static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 		report_reclaim(protocol, waiters, n,
 			       (t1.events - t0.events) / secs, unfreed);
 	else
-		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f,%.3f,%.3f",
+		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f,%.3f,%.3f,%.2f,%.2f,%.2f",
 		    protocol_names[protocol], waiters, n, secs,
 		    t1.events - t0.events, (t1.events - t0.events) / secs,
 		    t1.deletions - t0.deletions,
 		    (t1.deletions - t0.deletions) / secs, t2.late,
 		    bytes_per_item(), per_event(t1.sys - t0.sys, &t0, &t1),
-		    per_event(t1.waiter_sys - t0.waiter_sys, &t0, &t1));
+		    per_event(t1.waiter_sys - t0.waiter_sys, &t0, &t1),
+		    (u1.waiters - u0.waiters) / secs,
+		    (u1.writer - u0.writer) / secs,
+		    (u1.canceller - u0.canceller) / secs);
 	if (protocol == PROTO_DISABLE)
 		out("# disable, %d readers: %lu EBUSY, deleted by the reader",
 		    waiters, t2.owner_deletes);
@@ -1880,7 +1917,7 @@ static void usage(const char *prog)
 		"usage: %s -M ops [-n sizes] [-i iterations] [-b batch]\n"
 		"       %s [-M proto|reclaim] [-p protocols] [-t readers] [-n items]\n"
 		"          [-T timeouts] [-s seconds] [-r runs] [-d delay_us]\n"
-		"          [-c rate] [-w rate]\n"
+		"          [-c rate] [-w rate] [-o first]\n"
 		"  lists are comma-separated\n"
 		"  -M  ops: ns per epoll_ctl() op; proto: throughput of the\n"
 		"      deletion protocols (default); reclaim: how long a\n"
@@ -1902,6 +1939,9 @@ static void usage(const char *prog)
 		"      as fast as it can)\n"
 		"  -w  writes per second of the writer (default 0: as fast\n"
 		"      as it can)\n"
+		"  -o  start each configuration's protocols at the list's\n"
+		"      N-th (from 0), so that sweeps can put a different one\n"
+		"      first in the process (default 0)\n"
 		"  -S  seed (default %u)\n"
 		"  -P  print this before every output line (default none)\n",
 		prog, prog, opt.iterations, opt.batch, opt.seconds, opt.runs,
@@ -1971,7 +2011,7 @@ static void parse(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "M:n:i:b:p:t:T:s:r:d:c:w:S:P:h")) != -1) {
+	while ((c = getopt(argc, argv, "M:n:i:b:p:t:T:s:r:d:c:w:o:S:P:h")) != -1) {
 		switch (c) {
 		case 'M':
 			if (!strcmp(optarg, "ops"))
@@ -2022,6 +2062,9 @@ static void parse(int argc, char **argv)
 		case 'w':
 			opt.write_rate = number(optarg, 0, 100000000, argv[0]);
 			break;
+		case 'o':
+			opt.first = number(optarg, 0, MAX_LIST - 1, argv[0]);
+			break;
 		case 'S':
 			opt.seed = number(optarg, 0, UINT_MAX, argv[0]);
 			break;
@@ -2063,12 +2106,22 @@ static const char *const mode_names[] = {
 	[MODE_RECLAIM] = "reclaim",
 };
 
+/* Each protocol in turn, from the -o-th of the list on, wrapping round */
+static void run_config(int waiters, int n, int timeout)
+{
+	int j;
+
+	for (j = 0; j < opt.nr_protocols; j++)
+		run_proto(opt.protocols[(j + opt.first) % opt.nr_protocols],
+			  waiters, n, timeout);
+}
+
 /* -M proto and -M reclaim: every configuration, -r times over */
 static void run_protos(void)
 {
 	struct sigaction sa = { .sa_handler = on_kick };
 	char rate[32];
-	int run, i, j, k, t;
+	int run, i, k, t;
 
 	/* no SA_RESTART: epoll_wait() is never restarted anyway */
 	sigemptyset(&sa.sa_mask);
@@ -2092,16 +2145,14 @@ static void run_protos(void)
 	if (opt.mode == MODE_RECLAIM)
 		out("kind,protocol,readers,items,timeout_ms,deletions,p50_us,p99_us,max_us,pending_mean,pending_peak,unfreed,events_per_s");
 	else
-		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item,syscalls_per_event,reader_syscalls_per_event");
+		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item,syscalls_per_event,reader_syscalls_per_event,reader_cpu,writer_cpu,deleter_cpu");
 	for (run = 0; run < opt.runs; run++)
 		for (k = 0; k < opt.nr_sizes; k++)
 			for (t = 0; t < opt.nr_timeouts; t++)
 				for (i = 0; i < opt.nr_waiters; i++)
-					for (j = 0; j < opt.nr_protocols; j++)
-						run_proto(opt.protocols[j],
-							  opt.waiters[i],
-							  opt.sizes[k],
-							  opt.timeouts[t]);
+					run_config(opt.waiters[i],
+						   opt.sizes[k],
+						   opt.timeouts[t]);
 	free(reclaim_samples);
 }
 
