@@ -29,6 +29,16 @@
  *             quiescent point since (QSBR: a global epoch, one counter
  *             per waiter, read before each epoll_wait())
  *   naive     EPOLL_CTL_DEL, close and free under the lock: unsafe
+ *   uring     no epoll: io_uring as epoll_disable_uring.h does it. Each
+ *             waiter has a ring, and the connections the acceptor deals
+ *             it in turn are polled there (multishot), put in the
+ *             canceller's table by it; the canceller, under the item's
+ *             lock, marks it stopped and shuts its socket down, and sends
+ *             its waiter a message, on which the waiter cancels the poll;
+ *             it closes and frees the connection when it reaps the
+ *             poll's terminal completion. The item's lock here is the
+ *             server's bookkeeping (the canceller's scan reads the idle
+ *             time and claims the close), not what makes the free safe.
  *
  * On a kernel without the op, disable says so and runs deferred.
  *
@@ -56,7 +66,9 @@
  * double-close closes it twice, the second time in the books only, which
  * refuse it (check 3); drop leaves every 500th request unanswered (check
  * 4). The naive protocol is the control of check 1, -r 0 -I 0 that of
- * check 5.
+ * check 5. -p uring -B early-free is check 1's for uring: the waiter
+ * frees a cancelled connection as soon as it has asked for the cancel,
+ * not at the poll's terminal completion, which then names a freed one.
  *
  * The figures (requests/s and latency from wrk, closes by the canceller
  * a second, reclaim latency from the canceller's decision to the free,
@@ -92,6 +104,7 @@
 #include <unistd.h>
 
 #include "epoll_disable_util.h"
+#include "epoll_disable_uring.h"
 
 /* Waiters wake this often without events: the deferred quiescent point */
 #define WAIT_MS		10
@@ -102,6 +115,9 @@
 #define REQ_MAX		1024
 #define DROP_EVERY	500
 #define MAX_IDLERS	64
+/* uring: each ring's SQEs and CQEs */
+#define URING_SQ	64
+#define URING_CQ	1024
 
 static const char response[] =
 	"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
@@ -117,21 +133,24 @@ static const char wrk_script[] =
 	"    lat:percentile(50), lat:percentile(99)))\n"
 	"end\n";
 
-enum protocol { PROTO_DISABLE, PROTO_DEFERRED, PROTO_NAIVE };
+enum protocol { PROTO_DISABLE, PROTO_DEFERRED, PROTO_NAIVE, PROTO_URING,
+		NR_PROTOCOLS };
 enum fault {
 	FAULT_NONE, FAULT_LEAK_CONN, FAULT_DOUBLE_FREE, FAULT_LEAK_FD,
-	FAULT_DOUBLE_CLOSE, FAULT_DROP, NR_FAULTS
+	FAULT_DOUBLE_CLOSE, FAULT_DROP, FAULT_EARLY_FREE, NR_FAULTS
 };
 
 static const char *const protocol_names[] = {
 	[PROTO_DISABLE] = "disable",
 	[PROTO_DEFERRED] = "deferred",
 	[PROTO_NAIVE] = "naive",
+	[PROTO_URING] = "uring",
 };
 
 /* In enum fault's order */
 static const char *const fault_names[NR_FAULTS] = {
-	"none", "leak-conn", "double-free", "leak-fd", "double-close", "drop"
+	"none", "leak-conn", "double-free", "leak-fd", "double-close", "drop",
+	"early-free",
 };
 
 static struct {
@@ -174,6 +193,8 @@ struct item {
 	long long seen_ns;	/* last request, for the idle canceller */
 	long long cancel_ns;	/* when the canceller decided */
 	struct qsbr_node retired;	/* deferred: the retire list */
+	int home;		/* uring: the waiter whose ring polls it */
+	bool closing;		/* uring: its waiter cancelled the poll */
 	size_t len;
 	char buf[REQ_MAX];
 };
@@ -181,6 +202,12 @@ struct item {
 struct waiter {
 	pthread_t thread;
 	atomic_ulong qs;	/* deferred: QSBR's counter */
+	/* uring: the ring, its fd for the others, their messages */
+	struct ring ring;
+	atomic_int ring_fd;
+	atomic_ulong sent;
+	unsigned long received;
+	long closing;		/* polls cancelled, their end not reaped */
 };
 
 struct wrk_figures {
@@ -205,6 +232,10 @@ static struct {
 
 	/* deferred: the retire list is the canceller's alone */
 	struct qsbr qsbr;
+
+	/* uring: waiters with a ring; the acceptor's next waiter */
+	atomic_int ready;
+	unsigned long next_home;
 
 	atomic_ulong accepted, closed, bad_closes, allocs, frees, bad_frees;
 	atomic_ulong requests, answered, send_failed, late, stale, errors;
@@ -419,6 +450,30 @@ static bool serve(struct item *it)
 }
 
 /*
+ * Read and answer what the client sent; false if it went away (or sent
+ * more than a request can hold). Must hold it->g.lock.
+ */
+static bool receive(struct item *it)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = recv(it->fd, it->buf + it->len, sizeof(it->buf) - it->len,
+			 MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		if (n > 0) {
+			it->len += n;
+			if (serve(it))
+				continue;
+		}
+		return false;
+	}
+}
+
+/*
  * The owner's step, for an event it was handed: read and answer the
  * requests and re-arm @it, or close it if the client went away or a
  * canceller wants it closed.
@@ -426,7 +481,6 @@ static bool serve(struct item *it)
 static void handle(struct item *it)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	ssize_t n;
 
 	switch (owner_lock(&it->g)) {
 	case ITEM_DELETED:
@@ -448,18 +502,7 @@ static void handle(struct item *it)
 	case ITEM_HELD:
 		break;
 	}
-	for (;;) {
-		n = recv(it->fd, it->buf + it->len, sizeof(it->buf) - it->len,
-			 MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n > 0) {
-			it->len += n;
-			if (serve(it))
-				continue;
-		}
+	if (!receive(it)) {
 		inc(&S.client_closes);
 		owner_close(it);
 		return;
@@ -471,12 +514,254 @@ static void handle(struct item *it)
 	pthread_mutex_unlock(&it->g.lock);
 }
 
+/*
+ * uring: the waiters' side. Each waiter is the only thread that submits
+ * to its ring and reaps it; what it reaps is a message (from the
+ * acceptor: a new connection; from the canceller: close one), a poll's
+ * completion, or a failed cancel.
+ */
+
+/* Put @it in the table, for the canceller. Must hold table_lock. */
+static void table_add_locked(struct item *it)
+{
+	if (S.table[it->fd])
+		error_at("fd %d: in the table twice", it->fd);
+	S.table[it->fd] = it;
+	if (it->fd > S.table_hi)
+		S.table_hi = it->fd;
+}
+
+/*
+ * uring: a new connection reaches its waiter, which puts it in the table
+ * and arms its poll; only now can the canceller find it, so its message
+ * to close it comes after this one
+ */
+static void uring_adopt(struct waiter *w, struct item *it)
+{
+	pthread_mutex_lock(&S.table_lock);
+	table_add_locked(it);
+	pthread_mutex_unlock(&S.table_lock);
+	if (!ring_poll(&w->ring, it->fd, it))
+		error_at("no SQE for the poll of fd %d", it->fd);
+}
+
+/*
+ * uring: the poll's terminal completion of a closing item: no
+ * completion of this ring names it any more, so close and free it
+ */
+static void uring_free(struct waiter *w, struct item *it)
+{
+	w->closing--;
+	table_remove(it);
+	fd_close(it);
+	if (it->cancelled)
+		atomic_fetch_sub(&S.held, 1);
+	item_free(it);
+}
+
+/*
+ * uring: cancel @it's poll, the close being claimed (g.stop set under
+ * the lock by the canceller, or by this waiter when the client went
+ * away); the close and the free wait for the poll's last completion
+ */
+static void uring_close(struct waiter *w, struct item *it)
+{
+	if (it->closing) {
+		error_at("fd %d: closed twice", it->fd);
+		return;
+	}
+	it->closing = true;
+	w->closing++;
+	if (!ring_cancel(&w->ring, it))
+		error_at("no SQE for the cancel of fd %d", it->fd);
+	if (it->cancelled && opt.fault == FAULT_EARLY_FREE)
+		uring_free(w, it);	/* before the poll's end: wrong */
+}
+
+/*
+ * uring: serve what the client sent, under the item's lock; false if
+ * the client went away, and this waiter now owns the close. A
+ * connection the canceller has claimed is left alone: its message is
+ * on its way.
+ */
+static bool uring_serve(struct item *it)
+{
+	bool open = true;
+
+	pthread_mutex_lock(&it->g.lock);
+	if (it->g.stop) {
+		inc(&S.stale);
+	} else if (receive(it)) {
+		it->seen_ns = now_ns();
+	} else {
+		inc(&S.client_closes);
+		it->g.stop = true;
+		open = false;
+	}
+	pthread_mutex_unlock(&it->g.lock);
+	return open;
+}
+
+/* uring: a completion of @it's poll; a poll that ended by itself re-arms */
+static void uring_event(struct waiter *w, struct item *it,
+			const struct io_uring_cqe *cqe)
+{
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+
+	/* the window in which a canceller may free it under us */
+	if (opt.delay_us)
+		sleep_us(opt.delay_us);
+	if (it->g.tag != ITEM_LIVE) {
+		inc(&S.late);
+		return;
+	}
+	if (it->closing) {
+		if (!more)
+			uring_free(w, it);
+		else
+			inc(&S.stale);
+		return;
+	}
+	if (cqe->res < 0 && cqe->res != -ECANCELED)
+		error_at("poll of fd %d: %s", it->fd, strerror(-cqe->res));
+	if (cqe->res > 0 && !uring_serve(it)) {
+		uring_close(w, it);
+		return;
+	}
+	if (!more && !ring_poll(&w->ring, it->fd, it))
+		error_at("no SQE for the poll of fd %d", it->fd);
+}
+
+/* uring: one completion the waiter reaped; true for quitfd's */
+static bool uring_reap(struct waiter *w, const struct io_uring_cqe *cqe)
+{
+	struct item *it = ring_ptr(cqe->user_data);
+
+	switch (ring_tag(cqe->user_data)) {
+	case TAG_ARM:
+		w->received++;
+		uring_adopt(w, it);
+		break;
+	case TAG_CANCEL:
+		w->received++;
+		uring_close(w, it);
+		break;
+	case TAG_REMOVED:
+		/* the poll had ended: its last completion frees the item */
+		if (cqe->res != -ENOENT)
+			error_at("cancel of a poll: %s", strerror(-cqe->res));
+		break;
+	case TAG_POLL:
+		if (!it)
+			return true;
+		uring_event(w, it, cqe);
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+/*
+ * uring: the waiter sets up its ring in its own thread and polls quitfd
+ * there; once quitfd fires it goes on until every message sent to it is
+ * reaped and every poll it cancelled has ended (or a second later)
+ */
+static void *uring_waiter(struct waiter *w)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	long long quit_by = 0;
+	int err, ret;
+
+	err = ring_open(&w->ring, URING_SQ, URING_CQ, NULL);
+	if (err) {
+		error_at("io_uring_setup: %s", strerror(err));
+		atomic_store(&w->ring_fd, -1);
+		atomic_fetch_add(&S.ready, 1);
+		return NULL;
+	}
+	sqe = ring_sqe(&w->ring);
+	if (sqe) {
+		sqe->opcode = IORING_OP_POLL_ADD;
+		sqe->fd = S.quitfd;
+		sqe->poll32_events = POLLIN;
+		sqe->user_data = ring_data(NULL, TAG_POLL);
+	}
+	atomic_store(&w->ring_fd, w->ring.fd);
+	atomic_fetch_add(&S.ready, 1);
+	for (;;) {
+		while ((cqe = ring_peek(&w->ring))) {
+			if (uring_reap(w, cqe) && !quit_by)
+				quit_by = now_ns() + 1000000000LL;
+			ring_seen(&w->ring);
+		}
+		if (quit_by && ((w->received == atomic_load(&w->sent) &&
+				 !w->closing) || now_ns() > quit_by))
+			break;
+		ret = ring_enter(&w->ring, true, quit_by ? 10 : WAIT_MS);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR &&
+		    ret != -EAGAIN && ret != -EBUSY) {
+			error_at("io_uring_enter: %s", strerror(-ret));
+			break;
+		}
+	}
+	ring_close(&w->ring);
+	return NULL;
+}
+
+/*
+ * uring: a thread that sends messages (the acceptor, the canceller) has a
+ * ring of its own for them
+ */
+static __thread struct ring msg_ring = { .fd = -1 };
+
+/* uring: tell @it's waiter to adopt it, or to close it */
+static void uring_send(struct item *it, enum ring_tag tag)
+{
+	struct waiter *w = &S.waiters[it->home];
+	struct io_uring_cqe *cqe;
+	int err, ret;
+
+	if (msg_ring.fd < 0) {
+		err = ring_open(&msg_ring, URING_SQ, URING_CQ, NULL);
+		if (err) {
+			error_at("io_uring_setup: %s", strerror(err));
+			return;
+		}
+	}
+	if (!ring_msg(&msg_ring, atomic_load(&w->ring_fd),
+		      ring_data(it, tag))) {
+		error_at("no SQE for a message");
+		return;
+	}
+	atomic_fetch_add(&w->sent, 1);
+	do
+		ret = ring_enter(&msg_ring, false, 0);
+	while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
+	if (ret < 0)
+		error_at("io_uring_enter of a message: %s", strerror(-ret));
+	while ((cqe = ring_peek(&msg_ring))) {
+		error_at("IORING_OP_MSG_RING: %s", strerror(-cqe->res));
+		ring_seen(&msg_ring);
+	}
+}
+
+/* uring: a thread that sent messages is done */
+static void uring_stop_sending(void)
+{
+	if (msg_ring.fd >= 0)
+		ring_close(&msg_ring);
+}
+
 static void *waiter(void *arg)
 {
 	struct waiter *w = arg;
 	struct epoll_event ev;
 	int n;
 
+	if (opt.protocol == PROTO_URING)
+		return uring_waiter(w);
 	for (;;) {
 		/*
 		 * deferred: the quiescent point. This waiter holds no
@@ -543,8 +828,10 @@ static void *acceptor(void *arg)
 	for (;;) {
 		fd = accept4(S.lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (atomic_load(&S.quit))
+			if (atomic_load(&S.quit)) {
+				uring_stop_sending();
 				return NULL;
+			}
 			if (errno != EINTR && errno != ECONNABORTED)
 				error_at("accept: %s", strerror(errno));
 			continue;
@@ -561,14 +848,16 @@ static void *acceptor(void *arg)
 		}
 		if (!fd_opened(it))
 			inc(&S.bad_closes);	/* closed without the books */
+		if (opt.protocol == PROTO_URING) {
+			/* its waiter puts it in the table */
+			it->home = S.next_home++ % opt.waiters;
+			uring_send(it, TAG_ARM);
+			continue;
+		}
 		ev.data.ptr = it;
 		/* in the table before a waiter can close it */
 		pthread_mutex_lock(&S.table_lock);
-		if (S.table[fd])
-			error_at("fd %d: in the table twice", fd);
-		S.table[fd] = it;
-		if (fd > S.table_hi)
-			S.table_hi = fd;
+		table_add_locked(it);
 		if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, fd, &ev))
 			error_at("EPOLL_CTL_ADD: %s", strerror(errno));
 		pthread_mutex_unlock(&S.table_lock);
@@ -645,6 +934,16 @@ static void cancel(struct item *it)
 	case PROTO_NAIVE:
 		it->g.stop = true;
 		delete_now(it);
+		return;
+	case PROTO_URING:
+		/* claimed: its waiter closes and frees it, told so */
+		it->g.stop = true;
+		shutdown(it->fd, SHUT_RDWR);
+		pthread_mutex_unlock(&it->g.lock);
+		atomic_fetch_add(&S.held, 1);
+		uring_send(it, TAG_CANCEL);
+		return;
+	default:
 		return;
 	}
 }
@@ -738,6 +1037,7 @@ static void *canceller(void *arg)
 		reclaim(false);
 		sleep_us(1000);
 	}
+	uring_stop_sending();
 	return NULL;
 }
 
@@ -930,7 +1230,8 @@ static void stop(pthread_t acc, pthread_t can, pthread_t idl)
 		if (it->cancelled)
 			error_at("fd %d: reaped with EBUSY, never closed", i);
 		S.table[i] = NULL;
-		item_del(it);
+		if (opt.protocol != PROTO_URING)	/* rings are gone */
+			item_del(it);
 		fd_close(it);
 		item_free(it);
 	}
@@ -1046,7 +1347,7 @@ static int report(const struct wrk_figures *w)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-p disable|deferred|naive] [-t workers] [-I idle clients]\n"
+		"usage: %s [-p disable|deferred|naive|uring] [-t workers] [-I idle clients]\n"
 		"          [-c conns] [-T wrk threads] [-d seconds] [-i idle ms]\n"
 		"          [-r reaps/s] [-w delay us] [-W wrk] [-P prefix]\n"
 		"          [-B leak-conn|double-free|leak-fd|double-close|drop]\n",
@@ -1095,7 +1396,8 @@ static void parse(int argc, char **argv)
 		*numbers[i].v = numbers[i].dflt;
 	while ((c = getopt(argc, argv, "p:t:I:c:T:d:i:r:w:B:W:P:")) != -1) {
 		if (c == 'p')
-			opt.protocol = pick(optarg, protocol_names, 3, argv[0]);
+			opt.protocol = pick(optarg, protocol_names,
+					    NR_PROTOCOLS, argv[0]);
 		else if (c == 'B')
 			opt.fault = pick(optarg, fault_names, NR_FAULTS,
 					 argv[0]);
@@ -1140,6 +1442,10 @@ int main(int argc, char **argv)
 			out("# pthread_create: %s", strerror(errno));
 			return 1;
 		}
+	/* uring: every ring set up before a message is sent to it */
+	while (opt.protocol == PROTO_URING &&
+	       atomic_load(&S.ready) < opt.waiters)
+		sleep_us(1000);
 	/* close until a second before wrk stops, not while it winds down */
 	S.cancel_from = now_ns();
 	S.cancel_until = S.cancel_from + (opt.seconds - 1) * 1000000000LL;
