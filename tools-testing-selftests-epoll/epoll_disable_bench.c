@@ -612,12 +612,7 @@ struct waiter {
 	atomic_ulong sys;	/* io_uring_enter() and epoll_*() calls */
 	atomic_ulong empty;	/* uring: an event whose read found nothing */
 	long long kicked;	/* the canceller's: when it last did */
-	/* uring: the ring, its fd for the canceller, the messages */
-	struct ring ring;
-	atomic_int ring_fd;
-	atomic_ulong sent;	/* the canceller's: messages sent to it */
-	unsigned long received;	/* messages reaped */
-	long cancelling;	/* cancelled, terminal completion not reaped */
+	struct ring_home home;	/* uring: its ring, the canceller's messages */
 } __attribute__((aligned(CACHELINE)));
 
 /* Reclaim latencies: ns from the decision to delete to the free */
@@ -1082,19 +1077,16 @@ static void genslot_handle(struct waiter *w, epoll_data_t data,
 #define URING_CQ_MIN		256
 #define URING_CQ_MAX		8192
 
-/* What a uring waiter's loop needs to know beside its struct waiter */
-struct uring_state {
-	bool quitting;
-	long long quit_by;	/* give up on messages in flight then */
-};
-
 /*
  * uring: arm @it's poll in this waiter's ring. Only the home waiter
  * submits to its ring.
  */
-static void uring_arm(struct waiter *w, struct item *it)
+static void uring_arm(void *arg, void *item)
 {
-	if (!ring_poll(&w->ring, it->c.fd[0], it))
+	struct waiter *w = arg;
+	struct item *it = item;
+
+	if (!ring_poll(&w->home.ring, it->c.fd[0], it))
 		error_at("no SQE for the poll of fd %d", it->c.fd[0]);
 }
 
@@ -1103,18 +1095,21 @@ static void uring_arm(struct waiter *w, struct item *it)
  * the poll. The item is freed at the poll's terminal completion, which
  * this waiter reaps: until then its fds stay open and nobody frees it.
  */
-static void uring_cancel(struct waiter *w, struct item *it)
+static void uring_cancel(void *arg, void *item)
 {
+	struct waiter *w = arg;
+	struct item *it = item;
+
 	it->cancelling = true;
-	w->cancelling++;
-	if (!ring_cancel(&w->ring, it))
+	w->home.ending++;
+	if (!ring_cancel(&w->home.ring, it))
 		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
 }
 
 /* uring: the poll's terminal completion of a cancelled item: free it */
 static void uring_free(struct waiter *w, struct item *it)
 {
-	w->cancelling--;
+	w->home.ending--;
 	item_close(it);
 	item_free(it);
 	count(&w->owner_deletes);
@@ -1138,10 +1133,12 @@ static void uring_read(struct waiter *w, struct item *it)
  * ends by itself (a full CQ ends a multishot poll) is armed again; one
  * that ends after the cancel frees the item.
  */
-static void uring_event(struct waiter *w, struct item *it,
+static void uring_event(void *arg, void *item,
 			const struct io_uring_cqe *cqe)
 {
 	bool more = cqe->flags & IORING_CQE_F_MORE;
+	struct waiter *w = arg;
+	struct item *it = item;
 
 	/* The window in which the item may be freed under us */
 	if (opt.delay_us)
@@ -1165,52 +1162,11 @@ static void uring_event(struct waiter *w, struct item *it,
 		uring_arm(w, it);
 }
 
-/* uring: one completion this waiter reaped */
-static void uring_reap(struct waiter *w, struct uring_state *st,
-		       const struct io_uring_cqe *cqe)
-{
-	struct item *it = ring_ptr(cqe->user_data);
-
-	switch (ring_tag(cqe->user_data)) {
-	case TAG_ARM:
-		w->received++;
-		uring_arm(w, it);
-		break;
-	case TAG_CANCEL:
-		w->received++;
-		uring_cancel(w, it);
-		break;
-	case TAG_REMOVED:
-		/* the poll had ended: its last completion frees the item */
-		if (cqe->res != -ENOENT)
-			error_at("cancel of a poll: %s", strerror(-cqe->res));
-		break;
-	case TAG_POLL:
-		if (it) {
-			uring_event(w, it, cqe);
-		} else if (!st->quitting) {	/* quitfd: the run is over */
-			st->quitting = true;
-			st->quit_by = now_ns() + 1000000000LL;
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * uring: once quitfd has fired, the waiter stops when every message the
- * canceller sent it is reaped and every item it cancelled is freed (or a
- * second later)
- */
-static bool uring_done(struct waiter *w, const struct uring_state *st)
-{
-	if (!st->quitting)
-		return false;
-	if (w->received == atomic_load(&w->sent) && !w->cancelling)
-		return true;
-	return now_ns() > st->quit_by;
-}
+static const struct home_ops uring_ops = {
+	.arm = uring_arm,
+	.cancel = uring_cancel,
+	.event = uring_event,
+};
 
 /*
  * uring: the waiter sets up its ring in its own thread (the ring's only
@@ -1221,49 +1177,27 @@ static bool uring_done(struct waiter *w, const struct uring_state *st)
 static void *uring_waiter(struct waiter *w)
 {
 	unsigned int cq = URING_CQ_PER_ITEM * (P.n / P.nr_waiters + 1);
-	struct uring_state st = { 0 };
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe;
-	int i, err, ret;
+	int i, err;
 
 	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
 	     URING_CQ_MAX : cq;
-	err = ring_open(&w->ring, URING_SQ, cq, &w->sys);
+	err = home_open(&w->home, URING_SQ, cq, &w->sys, P.quitfd);
+	atomic_fetch_add(&P.ready, 1);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
-		atomic_store(&w->ring_fd, -1);
-		atomic_fetch_add(&P.ready, 1);
 		return NULL;
 	}
-	atomic_fetch_add(&P.ring_bytes, ring_bytes(&w->ring));
+	atomic_fetch_add(&P.ring_bytes, ring_bytes(&w->home.ring));
 	for (i = 0; i < P.n; i++)
 		if (P.slots[i].it->home == w - P.waiters)
 			uring_arm(w, P.slots[i].it);
-	sqe = ring_sqe(&w->ring);
-	if (sqe) {
-		sqe->opcode = IORING_OP_POLL_ADD;
-		sqe->fd = P.quitfd;
-		sqe->poll32_events = POLLIN;
-		sqe->user_data = ring_data(NULL, TAG_POLL);
-	}
-	atomic_store(&w->ring_fd, w->ring.fd);
-	atomic_fetch_add(&P.ready, 1);
-	for (;;) {
-		while ((cqe = ring_peek(&w->ring))) {
-			uring_reap(w, &st, cqe);
-			ring_seen(&w->ring);
-		}
-		if (uring_done(w, &st))
-			break;
-		ret = ring_enter(&w->ring, true,
-				 st.quitting ? 10 : P.timeout);
-		if (ret < 0 && ret != -ETIME && ret != -EINTR &&
-		    ret != -EAGAIN && ret != -EBUSY) {
-			error_at("io_uring_enter: %s", strerror(-ret));
-			break;
-		}
-	}
-	ring_close(&w->ring);
+	err = home_run(&w->home, P.timeout, &uring_ops, w);
+	if (err)
+		error_at("io_uring_enter: %s", strerror(-err));
+	if (w->home.cancel_err)
+		error_at("cancel of a poll: %s",
+			 strerror(-w->home.cancel_err));
+	ring_close(&w->home.ring);
 	return NULL;
 }
 
@@ -1442,34 +1376,21 @@ static void genslot_delete(struct item *it)
  */
 static void uring_send(struct item *it, enum ring_tag tag)
 {
-	struct waiter *w = &P.waiters[it->home];
-
-	if (!ring_msg(msg_ring, atomic_load(&w->ring_fd),
-		      ring_data(it, tag))) {
+	if (!home_send(msg_ring, &P.waiters[it->home].home,
+		       ring_data(it, tag)))
 		error_at("no SQE for a message");
-		return;
-	}
-	atomic_fetch_add(&w->sent, 1);
 }
 
 /*
  * uring: submit the canceller's messages, one io_uring_enter() for the
- * new item's and the old one's; a message that failed comes back
+ * new item's and the old one's
  */
 static void uring_flush(void)
 {
-	struct io_uring_cqe *cqe;
-	int ret;
+	int err = ring_flush(msg_ring);
 
-	do
-		ret = ring_enter(msg_ring, false, 0);
-	while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
-	if (ret < 0)
-		error_at("io_uring_enter of messages: %s", strerror(-ret));
-	while ((cqe = ring_peek(msg_ring))) {
-		error_at("IORING_OP_MSG_RING: %s", strerror(-cqe->res));
-		ring_seen(msg_ring);
-	}
+	if (err)
+		error_at("IORING_OP_MSG_RING: %s", strerror(-err));
 }
 
 /* The canceller's step: delete (and free) an item the writer cannot reach */

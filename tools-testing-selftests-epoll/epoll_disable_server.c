@@ -202,12 +202,7 @@ struct item {
 struct waiter {
 	pthread_t thread;
 	atomic_ulong qs;	/* deferred: QSBR's counter */
-	/* uring: the ring, its fd for the others, their messages */
-	struct ring ring;
-	atomic_int ring_fd;
-	atomic_ulong sent;
-	unsigned long received;
-	long closing;		/* polls cancelled, their end not reaped */
+	struct ring_home home;	/* uring: its ring, the others' messages */
 };
 
 struct wrk_figures {
@@ -536,12 +531,15 @@ static void table_add_locked(struct item *it)
  * and arms its poll; only now can the canceller find it, so its message
  * to close it comes after this one
  */
-static void uring_adopt(struct waiter *w, struct item *it)
+static void uring_adopt(void *arg, void *item)
 {
+	struct waiter *w = arg;
+	struct item *it = item;
+
 	pthread_mutex_lock(&S.table_lock);
 	table_add_locked(it);
 	pthread_mutex_unlock(&S.table_lock);
-	if (!ring_poll(&w->ring, it->fd, it))
+	if (!ring_poll(&w->home.ring, it->fd, it))
 		error_at("no SQE for the poll of fd %d", it->fd);
 }
 
@@ -551,7 +549,7 @@ static void uring_adopt(struct waiter *w, struct item *it)
  */
 static void uring_free(struct waiter *w, struct item *it)
 {
-	w->closing--;
+	w->home.ending--;
 	table_remove(it);
 	fd_close(it);
 	if (it->cancelled)
@@ -564,15 +562,18 @@ static void uring_free(struct waiter *w, struct item *it)
  * the lock by the canceller, or by this waiter when the client went
  * away); the close and the free wait for the poll's last completion
  */
-static void uring_close(struct waiter *w, struct item *it)
+static void uring_close(void *arg, void *item)
 {
+	struct waiter *w = arg;
+	struct item *it = item;
+
 	if (it->closing) {
 		error_at("fd %d: closed twice", it->fd);
 		return;
 	}
 	it->closing = true;
-	w->closing++;
-	if (!ring_cancel(&w->ring, it))
+	w->home.ending++;
+	if (!ring_cancel(&w->home.ring, it))
 		error_at("no SQE for the cancel of fd %d", it->fd);
 	if (it->cancelled && opt.fault == FAULT_EARLY_FREE)
 		uring_free(w, it);	/* before the poll's end: wrong */
@@ -603,10 +604,12 @@ static bool uring_serve(struct item *it)
 }
 
 /* uring: a completion of @it's poll; a poll that ended by itself re-arms */
-static void uring_event(struct waiter *w, struct item *it,
+static void uring_event(void *arg, void *item,
 			const struct io_uring_cqe *cqe)
 {
 	bool more = cqe->flags & IORING_CQE_F_MORE;
+	struct waiter *w = arg;
+	struct item *it = item;
 
 	/* the window in which a canceller may free it under us */
 	if (opt.delay_us)
@@ -628,39 +631,15 @@ static void uring_event(struct waiter *w, struct item *it,
 		uring_close(w, it);
 		return;
 	}
-	if (!more && !ring_poll(&w->ring, it->fd, it))
+	if (!more && !ring_poll(&w->home.ring, it->fd, it))
 		error_at("no SQE for the poll of fd %d", it->fd);
 }
 
-/* uring: one completion the waiter reaped; true for quitfd's */
-static bool uring_reap(struct waiter *w, const struct io_uring_cqe *cqe)
-{
-	struct item *it = ring_ptr(cqe->user_data);
-
-	switch (ring_tag(cqe->user_data)) {
-	case TAG_ARM:
-		w->received++;
-		uring_adopt(w, it);
-		break;
-	case TAG_CANCEL:
-		w->received++;
-		uring_close(w, it);
-		break;
-	case TAG_REMOVED:
-		/* the poll had ended: its last completion frees the item */
-		if (cqe->res != -ENOENT)
-			error_at("cancel of a poll: %s", strerror(-cqe->res));
-		break;
-	case TAG_POLL:
-		if (!it)
-			return true;
-		uring_event(w, it, cqe);
-		break;
-	default:
-		break;
-	}
-	return false;
-}
+static const struct home_ops uring_ops = {
+	.arm = uring_adopt,
+	.cancel = uring_close,
+	.event = uring_event,
+};
 
 /*
  * uring: the waiter sets up its ring in its own thread and polls quitfd
@@ -669,44 +648,21 @@ static bool uring_reap(struct waiter *w, const struct io_uring_cqe *cqe)
  */
 static void *uring_waiter(struct waiter *w)
 {
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe;
-	long long quit_by = 0;
-	int err, ret;
+	int err;
 
-	err = ring_open(&w->ring, URING_SQ, URING_CQ, NULL);
+	err = home_open(&w->home, URING_SQ, URING_CQ, NULL, S.quitfd);
+	atomic_fetch_add(&S.ready, 1);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
-		atomic_store(&w->ring_fd, -1);
-		atomic_fetch_add(&S.ready, 1);
 		return NULL;
 	}
-	sqe = ring_sqe(&w->ring);
-	if (sqe) {
-		sqe->opcode = IORING_OP_POLL_ADD;
-		sqe->fd = S.quitfd;
-		sqe->poll32_events = POLLIN;
-		sqe->user_data = ring_data(NULL, TAG_POLL);
-	}
-	atomic_store(&w->ring_fd, w->ring.fd);
-	atomic_fetch_add(&S.ready, 1);
-	for (;;) {
-		while ((cqe = ring_peek(&w->ring))) {
-			if (uring_reap(w, cqe) && !quit_by)
-				quit_by = now_ns() + 1000000000LL;
-			ring_seen(&w->ring);
-		}
-		if (quit_by && ((w->received == atomic_load(&w->sent) &&
-				 !w->closing) || now_ns() > quit_by))
-			break;
-		ret = ring_enter(&w->ring, true, quit_by ? 10 : WAIT_MS);
-		if (ret < 0 && ret != -ETIME && ret != -EINTR &&
-		    ret != -EAGAIN && ret != -EBUSY) {
-			error_at("io_uring_enter: %s", strerror(-ret));
-			break;
-		}
-	}
-	ring_close(&w->ring);
+	err = home_run(&w->home, WAIT_MS, &uring_ops, w);
+	if (err)
+		error_at("io_uring_enter: %s", strerror(-err));
+	if (w->home.cancel_err)
+		error_at("cancel of a poll: %s",
+			 strerror(-w->home.cancel_err));
+	ring_close(&w->home.ring);
 	return NULL;
 }
 
@@ -719,9 +675,7 @@ static __thread struct ring msg_ring = { .fd = -1 };
 /* uring: tell @it's waiter to adopt it, or to close it */
 static void uring_send(struct item *it, enum ring_tag tag)
 {
-	struct waiter *w = &S.waiters[it->home];
-	struct io_uring_cqe *cqe;
-	int err, ret;
+	int err;
 
 	if (msg_ring.fd < 0) {
 		err = ring_open(&msg_ring, URING_SQ, URING_CQ, NULL);
@@ -730,21 +684,14 @@ static void uring_send(struct item *it, enum ring_tag tag)
 			return;
 		}
 	}
-	if (!ring_msg(&msg_ring, atomic_load(&w->ring_fd),
-		      ring_data(it, tag))) {
+	if (!home_send(&msg_ring, &S.waiters[it->home].home,
+		       ring_data(it, tag))) {
 		error_at("no SQE for a message");
 		return;
 	}
-	atomic_fetch_add(&w->sent, 1);
-	do
-		ret = ring_enter(&msg_ring, false, 0);
-	while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
-	if (ret < 0)
-		error_at("io_uring_enter of a message: %s", strerror(-ret));
-	while ((cqe = ring_peek(&msg_ring))) {
-		error_at("IORING_OP_MSG_RING: %s", strerror(-cqe->res));
-		ring_seen(&msg_ring);
-	}
+	err = ring_flush(&msg_ring);
+	if (err)
+		error_at("IORING_OP_MSG_RING: %s", strerror(-err));
 }
 
 /* uring: a thread that sent messages is done */

@@ -37,6 +37,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "epoll_disable_util.h"
+
 #ifndef __NR_io_uring_setup
 #define __NR_io_uring_setup	425
 #define __NR_io_uring_enter	426
@@ -202,7 +204,6 @@ static inline int ring_enter(struct ring *r, bool wait, int timeout_ms)
 static inline struct io_uring_sqe *ring_sqe(struct ring *r)
 {
 	struct io_uring_sqe *sqe;
-
 	int ret;
 
 	while (r->tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) >=
@@ -294,6 +295,148 @@ static inline bool ring_msg(struct ring *r, int to_fd, uint64_t data)
 	sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
 	sqe->user_data = data;
 	return true;
+}
+
+/*
+ * A waiter's ring, the home of the items it polls, with the count of the
+ * messages the other threads sent it. Only the waiter submits to the ring
+ * and reaps it; the others read @fd and add to @sent.
+ */
+struct ring_home {
+	struct ring ring;
+	atomic_int fd;		/* the ring's, for the senders; -1: none */
+	atomic_ulong sent;	/* messages sent to it */
+	unsigned long received;	/* of those, reaped */
+	long ending;		/* polls cancelled, their end not reaped */
+	int cancel_err;		/* a cancel's failure other than -ENOENT */
+};
+
+/*
+ * What the waiter does with what it reaps, each given the waiter's @arg
+ * and the item the completion names
+ */
+struct home_ops {
+	void (*arm)(void *arg, void *item);	/* message: poll the item */
+	void (*cancel)(void *arg, void *item);	/* message: cancel its poll */
+	void (*event)(void *arg, void *item,	/* its poll's completion */
+		      const struct io_uring_cqe *cqe);
+};
+
+/*
+ * Set up the calling waiter's ring with @quitfd's poll in it (oneshot,
+ * its completion naming no item), and publish the ring's fd, -1 if it
+ * failed. 0 or an errno.
+ */
+static inline int home_open(struct ring_home *h, unsigned int sq,
+			    unsigned int cq, atomic_ulong *sys, int quitfd)
+{
+	struct io_uring_sqe *sqe;
+	int err;
+
+	err = ring_open(&h->ring, sq, cq, sys);
+	if (!err) {
+		sqe = ring_sqe(&h->ring);
+		sqe->opcode = IORING_OP_POLL_ADD;
+		sqe->fd = quitfd;
+		sqe->poll32_events = POLLIN;
+		sqe->user_data = ring_data(NULL, TAG_POLL);
+	}
+	atomic_store(&h->fd, err ? -1 : h->ring.fd);
+	return err;
+}
+
+/* One completion the waiter reaped, handed to @ops; true for quitfd's */
+static inline bool home_reap(struct ring_home *h,
+			     const struct io_uring_cqe *cqe,
+			     const struct home_ops *ops, void *arg)
+{
+	void *item = ring_ptr(cqe->user_data);
+
+	switch (ring_tag(cqe->user_data)) {
+	case TAG_ARM:
+		h->received++;
+		ops->arm(arg, item);
+		break;
+	case TAG_CANCEL:
+		h->received++;
+		ops->cancel(arg, item);
+		break;
+	case TAG_REMOVED:
+		/* -ENOENT: the poll had ended, its last completion frees */
+		if (cqe->res != -ENOENT)
+			h->cancel_err = cqe->res;
+		break;
+	case TAG_POLL:
+		if (!item)
+			return true;
+		ops->event(arg, item, cqe);
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+/*
+ * The waiter's loop: reap each completion, in the ring's order, and wait
+ * for more, at most @wait_ms at a time. Once quitfd's has come, the loop
+ * ends as soon as every message sent to this waiter is reaped and every
+ * poll it cancelled has ended, or a second later. 0, or the -errno of an
+ * io_uring_enter() that failed.
+ */
+static inline int home_run(struct ring_home *h, int wait_ms,
+			   const struct home_ops *ops, void *arg)
+{
+	struct io_uring_cqe *cqe;
+	long long quit_by = 0;
+	int ret;
+
+	for (;;) {
+		while ((cqe = ring_peek(&h->ring))) {
+			if (home_reap(h, cqe, ops, arg) && !quit_by)
+				quit_by = now_ns() + 1000000000LL;
+			ring_seen(&h->ring);
+		}
+		if (quit_by && ((h->received == atomic_load(&h->sent) &&
+				 !h->ending) || now_ns() > quit_by))
+			return 0;
+		ret = ring_enter(&h->ring, true, quit_by ? 10 : wait_ms);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR &&
+		    ret != -EAGAIN && ret != -EBUSY)
+			return ret;
+	}
+}
+
+/* Queue, in the sender's ring @r, a message of @data to the waiter @to */
+static inline bool home_send(struct ring *r, struct ring_home *to,
+			     uint64_t data)
+{
+	if (!ring_msg(r, atomic_load(&to->fd), data))
+		return false;
+	atomic_fetch_add(&to->sent, 1);
+	return true;
+}
+
+/*
+ * Submit the messages queued in @r: 0, the -errno of the submit, or the
+ * res of the first message that failed (every failure is reaped)
+ */
+static inline int ring_flush(struct ring *r)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	do
+		ret = ring_enter(r, false, 0);
+	while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
+	if (ret > 0)
+		ret = 0;
+	while ((cqe = ring_peek(r))) {
+		if (!ret)
+			ret = cqe->res;
+		ring_seen(r);
+	}
+	return ret;
 }
 
 #endif
