@@ -1,1 +1,1 @@
-		/* Handed out: ep_disable() answers -EBUSY until EPOLL_CTL_MOD */
+		/* Handed out: ep_disable() is -EBUSY until EPOLL_CTL_MOD */
