@@ -101,7 +101,11 @@
  * It also reports the CPU time the waiters, the writer and the canceller
  * used per second of the window: on two CPUs, with one waiter beside a
  * writer that never sleeps, how the scheduler places the three decides
- * the waiter's share, and with it the events handled.
+ * the waiter's share, and with it the events handled. So it reports the
+ * CPUs the process may run on too: run under "taskset 1", all threads
+ * share one CPU, no placement decides anything, and the events handled
+ * measure what each protocol costs per event, every thread's CPU time
+ * counted.
  *
  * Output is CSV on stdout (lines starting with '#' are comments), kind
  * "ops" or "proto" first; -P puts a prefix before every line, so that the
@@ -111,6 +115,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -1569,6 +1574,16 @@ static void cpu_use(struct cpu_use *u, pthread_t wthread, pthread_t cthread)
 	u->canceller = thread_cpu(cthread);
 }
 
+/* The CPUs this process may run on: 1 under "taskset 1" */
+static int cpus_allowed(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return CPU_COUNT(&set);
+}
+
 /* Calls in the window per event handled in it */
 static double per_event(unsigned long calls, const struct totals *t0,
 			const struct totals *t1)
@@ -1801,7 +1816,7 @@ static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 		report_reclaim(protocol, waiters, n,
 			       (t1.events - t0.events) / secs, unfreed);
 	else
-		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f,%.3f,%.3f,%.2f,%.2f,%.2f",
+		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f,%.3f,%.3f,%.2f,%.2f,%.2f,%d",
 		    protocol_names[protocol], waiters, n, secs,
 		    t1.events - t0.events, (t1.events - t0.events) / secs,
 		    t1.deletions - t0.deletions,
@@ -1810,7 +1825,7 @@ static void run_proto(enum protocol protocol, int waiters, int n, int timeout)
 		    per_event(t1.waiter_sys - t0.waiter_sys, &t0, &t1),
 		    (u1.waiters - u0.waiters) / secs,
 		    (u1.writer - u0.writer) / secs,
-		    (u1.canceller - u0.canceller) / secs);
+		    (u1.canceller - u0.canceller) / secs, cpus_allowed());
 	if (protocol == PROTO_DISABLE)
 		out("# disable, %d readers: %lu EBUSY, deleted by the reader",
 		    waiters, t2.owner_deletes);
@@ -2066,7 +2081,7 @@ static void run_protos(void)
 	if (opt.mode == MODE_RECLAIM)
 		out("kind,protocol,readers,items,timeout_ms,deletions,p50_us,p99_us,max_us,pending_mean,pending_peak,unfreed,events_per_s");
 	else
-		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item,syscalls_per_event,reader_syscalls_per_event,reader_cpu,writer_cpu,deleter_cpu");
+		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item,syscalls_per_event,reader_syscalls_per_event,reader_cpu,writer_cpu,deleter_cpu,cpus");
 	for (run = 0; run < opt.runs; run++)
 		for (k = 0; k < opt.nr_sizes; k++)
 			for (t = 0; t < opt.nr_timeouts; t++)
