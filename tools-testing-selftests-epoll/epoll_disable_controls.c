@@ -28,9 +28,7 @@
 #include <sys/epoll.h>
 #include <time.h>
 
-#ifndef EPOLL_CTL_DISABLE
-#define EPOLL_CTL_DISABLE 4
-#endif
+#include "epoll_disable.h"
 
 int __real_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev);
 int __real_epoll_wait(int ep, struct epoll_event *evs, int max, int ms);
