@@ -1187,15 +1187,23 @@ static void *uring_waiter(struct waiter *w)
 	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
 	     URING_CQ_MAX : cq;
 	err = home_open(&w->home, URING_SQ, cq, &w->sys, P.quitfd);
-	atomic_fetch_add(&P.ready, 1);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
+		atomic_fetch_add(&P.ready, 1);
 		return NULL;
 	}
 	atomic_fetch_add(&P.ring_bytes, ring_bytes(&w->home.ring));
+	/*
+	 * The items dealt to this waiter, before the canceller starts: it
+	 * waits for every waiter to be ready, and from then on it replaces
+	 * the slots' items and sends their waiters the messages. An item
+	 * both found here and sent would be polled twice, the poll the
+	 * cancel does not end naming it after its free.
+	 */
 	for (i = 0; i < P.n; i++)
 		if (P.slots[i].it->home == w - P.waiters)
 			uring_arm(w, P.slots[i].it);
+	atomic_fetch_add(&P.ready, 1);
 	err = home_run(&w->home, P.timeout, &uring_ops, w);
 	if (err)
 		error_at("io_uring_enter: %s", strerror(-err));
