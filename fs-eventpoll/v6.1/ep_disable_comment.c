@@ -7,23 +7,24 @@
  * Holding ep->mtx excludes the event delivery loops: ep_send_events() and
  * __ep_eventpoll_poll() scan under it. No scan is in progress, so the item is
  * either on ep->rdllist or on no list at all, never on a scan's txlist or on
- * ep->ovflist. ep_send_events() clears the event bits of a oneshot item,
- * under ep->mtx, when it copies the event to user space, and only
- * EPOLL_CTL_MOD sets them again. We clear them too, and set epi->disabled,
- * which EPOLL_CTL_MOD clears. So:
+ * ep->ovflist, and its mask changes only under ep->mtx. An armed item always
+ * has EPOLLERR and EPOLLHUP. ep_send_events() clears every event bit of a
+ * oneshot item when it copies its event to user space; we clear EPOLLONESHOT
+ * too, and only EPOLL_CTL_MOD sets the mask again. So:
  *
- *  - disabled: we disarmed the item already. Return -EALREADY: the caller
- *    that got 0 owns its deletion.
+ *  - no event bits and no EPOLLONESHOT: we disarmed the item already.
+ *    Return -EALREADY: the caller that got 0 owns its deletion.
  *
- *  - bits set: nobody was handed the item. Clear them under ep->lock,
+ *  - no event bits: a caller holds the event. Return -EBUSY and leave the
+ *    item alone. A wakeup that came during the scan which delivered the
+ *    event may have put the item back on the ready list; the next scan
+ *    drops it, finding no event it is armed for.
+ *
+ *  - event bits: nobody was handed the item. Clear them under ep->lock,
  *    which orders us against ep_poll_callback(), so that no later wakeup
  *    queues the item, and take it off the ready list if an earlier wakeup
  *    did. Return 0: nobody will be handed this item until EPOLL_CTL_MOD
  *    arms it again.
- *
- *  - bits clear: a caller holds the event (an armed item always has
- *    EPOLLERR and EPOLLHUP). Return -EBUSY and leave the item alone; the
- *    caller that holds the event decides when it may go.
  *
  * An item without EPOLLONESHOT is armed again by every delivery, so it can
  * never be known to be idle: refuse it with -EINVAL.

@@ -1,21 +1,18 @@
 static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 {
+	__poll_t events = epi->event.events;
 	struct wakeup_source *ws;
 
 	lockdep_assert_irqs_enabled();
 	lockdep_assert_held(&ep->mtx);
 
-	if (!(epi->event.events & EPOLLONESHOT))
-		return -EINVAL;
-	if (epi->disabled)
-		return -EALREADY;
+	if (!(events & EPOLLONESHOT))
+		return events & ~EP_PRIVATE_BITS ? -EINVAL : -EALREADY;
+	if (!(events & ~EP_PRIVATE_BITS))
+		return -EBUSY;
 
 	spin_lock_irq(&ep->lock);
-	if (!(epi->event.events & ~EP_PRIVATE_BITS)) {
-		spin_unlock_irq(&ep->lock);
-		return -EBUSY;
-	}
-	epi->event.events &= EP_PRIVATE_BITS;
+	epi->event.events = events & EP_PRIVATE_BITS & ~EPOLLONESHOT;
 	if (ep_is_linked(epi)) {
 		list_del_init(&epi->rdllink);
 		/* A ready item keeps its wakeup source active: release it */
@@ -24,7 +21,6 @@ static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 			__pm_relax(ws);
 	}
 	spin_unlock_irq(&ep->lock);
-	epi->disabled = true;
 
 	return 0;
 }

@@ -1,4 +1,4 @@
- *   event            - ep->mtx for writes, ep_disable()'s under ep->lock
- *                      too; lockless read in ep_poll_callback pairs with
- *                      smp_mb() in ep_modify()
- *   disabled         - ep->mtx
+ *   event            - ep->mtx for writes, ep_disable()'s also under
+ *                      ep->lock; ep_poll_callback() reads it under
+ *                      ep->lock, racing the other writers, which
+ *                      smp_mb() in ep_modify() orders

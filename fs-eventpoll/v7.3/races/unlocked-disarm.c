@@ -1,1 +1,1 @@
-	epi->event.events &= EP_PRIVATE_BITS;
+	epi->event.events = events & EP_PRIVATE_BITS & ~EPOLLONESHOT;

@@ -1,1 +1,0 @@
-	epi->disabled = false;

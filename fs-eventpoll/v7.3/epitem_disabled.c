@@ -1,3 +1,0 @@
-
-	/* Disarmed by ep_disable(), until ep_modify(); protected by ep->mtx */
-	bool disabled;

@@ -1,0 +1,1 @@
+		return events & ~EP_PRIVATE_BITS ? -EINVAL : -EBUSY;

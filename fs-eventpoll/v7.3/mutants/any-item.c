@@ -1,0 +1,1 @@
+	if (!(events & (EPOLLONESHOT | ~EP_PRIVATE_BITS)))

@@ -1,0 +1,1 @@
+		return epi->event.events &= ~EPOLLONESHOT, -EBUSY;

@@ -1,0 +1,1 @@
+	epi->event.events = events & EP_PRIVATE_BITS;

@@ -1,0 +1,2 @@
+	if (ep_op_refuses_event(op) && event)
+		return -EINVAL;
