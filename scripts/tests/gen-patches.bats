@@ -74,3 +74,21 @@ series" ]
 	[ "$status" -eq 1 ]
 	grep -q "0002-selftests-epoll-test-EPOLL_CTL_DISABLE has no 'Signed-off-by: Seed" <<<"$output"
 }
+
+@test "gen-patches: what follows a '---' line of a message goes below the patch's ---" {
+	local msg
+	msg=$(ls "$top"/patches/*/msg/0001-*)
+	printf -- '---\nv2: a note for the reviewers of this posting\n' >>"$msg"
+	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	cd "$BATS_TEST_TMPDIR/out"
+	# the note follows the patch's own ---, before the diffstat ...
+	sed -n '/^---$/,/^diff /p' 0001-*.patch | sed -n 2p |
+		grep -qx 'v2: a note for the reviewers of this posting'
+	# ... only once, and git am leaves it out of the log
+	[ "$(grep -c '^---$' 0001-*.patch)" -eq 1 ]
+	git init -q "$BATS_TEST_TMPDIR/am"
+	git -C "$BATS_TEST_TMPDIR/am" mailinfo "$BATS_TEST_TMPDIR/msg" /dev/null \
+		<0001-*.patch >/dev/null
+	not grep -q 'a note for the reviewers' "$BATS_TEST_TMPDIR/msg"
+	grep -qx 'Signed-off-by: A U Thor <author@example.org>' "$BATS_TEST_TMPDIR/msg"
+}
