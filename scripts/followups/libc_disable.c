@@ -12,13 +12,14 @@
  *     ready is taken off the ready list: epoll_wait() reports nothing;
  *   - asked again, the disabled item answers EALREADY;
  *   - an item whose event epoll_wait() delivered answers EBUSY;
- *   - an item without EPOLLONESHOT answers EINVAL.
+ *   - an item without EPOLLONESHOT answers EINVAL;
+ *   - an event pointer is refused, EINVAL, and the item stays armed.
  *
  * Exit status as kselftest's: 0 pass, 1 a wrong answer, 4 skip (a kernel
- * without the op). The probe: DISABLE an armed EPOLLONESHOT item, with an
- * event (a kernel without the op copies one for every op but EPOLL_CTL_DEL,
- * and would fail a NULL one with EFAULT): 0, the op is there; EINVAL, it
- * is an unknown op. After the probe the event is NULL, as the op allows.
+ * without the op). The event is NULL, as the op requires. The probe:
+ * DISABLE a pollable fd that is not in the set: ENOENT, the op is there;
+ * EINVAL, it is an unknown op, or EFAULT, a kernel that copies an event for
+ * every op but EPOLL_CTL_DEL and so cannot take the NULL one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -112,18 +113,24 @@ int main(void)
 		return 1;
 	}
 
-	/* The probe, on an armed item that is not ready: a[0] */
+	/* The probe, on a pollable fd that is not in the set yet: a[0] */
+	probe = ctl(ep, EPOLL_CTL_DISABLE, a[0]);
+	if (probe == EINVAL || probe == EFAULT) {
+		printf("SKIP: this kernel lacks EPOLL_CTL_DISABLE (op %d with a NULL event: %s)\n",
+		       EPOLL_CTL_DISABLE, answer(probe));
+		return 4;
+	}
+	expect("an fd not in the set is not found", probe, ENOENT);
+
+	/* An armed item that is not ready: a[0] */
 	if (add(ep, a[0], EPOLLIN | EPOLLONESHOT)) {
 		perror("libc_disable: EPOLL_CTL_ADD");
 		return 1;
 	}
-	probe = epoll_ctl(ep, EPOLL_CTL_DISABLE, a[0], &ev) ? errno : 0;
-	if (probe == EINVAL) {
-		printf("SKIP: this kernel lacks EPOLL_CTL_DISABLE (op %d is an unknown op: EINVAL)\n",
-		       EPOLL_CTL_DISABLE);
-		return 4;
-	}
-	expect("an armed EPOLLONESHOT item is disabled", probe, 0);
+	expect("an event pointer is refused",
+	       epoll_ctl(ep, EPOLL_CTL_DISABLE, a[0], &ev) ? errno : 0, EINVAL);
+	expect("an armed EPOLLONESHOT item is disabled",
+	       ctl(ep, EPOLL_CTL_DISABLE, a[0]), 0);
 	expect("a disabled item, asked again", ctl(ep, EPOLL_CTL_DISABLE, a[0]),
 	       EALREADY);
 
