@@ -29,7 +29,7 @@ static bool set_ready(int ep)
 
 /* One EPOLLONESHOT item, sv[0], in a fresh set; sv[1] makes it ready */
 FIXTURE(item) {
-	int ep, fd, sv[2];
+	int ep, sv[2];
 };
 
 FIXTURE_VARIANT(item) {
@@ -50,8 +50,7 @@ FIXTURE_SETUP(item)
 
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, self->sv));
 	self->ep = epoll_create1(0);
-	self->fd = self->sv[0];
-	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fd, &ev));
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->sv[0], &ev));
 }
 
 /* Each test runs in a process of its own: what it opens goes with it */
@@ -64,27 +63,27 @@ FIXTURE_TEARDOWN(item)
  * silent whatever data arrives. MOD ends the state: the pending data is
  * reported, and the item, delivered again, is EBUSY.
  */
-static void expect_disabled(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(item) *self, unsigned int events)
+static void expect_disabled(struct __test_metadata *_metadata, int ep,
+			    int *sv, unsigned int events)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EALREADY, disable(self->ep, self->fd));
-		EXPECT_EQ(1, write(self->sv[1], "x", 1));
-		EXPECT_EQ(0, reported(self->ep));
-		EXPECT_FALSE(set_ready(self->ep));
+		EXPECT_EQ(EALREADY, disable(ep, sv[0]));
+		EXPECT_EQ(1, write(sv[1], "x", 1));
+		EXPECT_EQ(0, reported(ep));
+		EXPECT_FALSE(set_ready(ep));
 	}
-	EXPECT_EQ(0, rearm(self->ep, self->fd, events));
-	EXPECT_EQ(1, reported(self->ep));
-	EXPECT_EQ(EBUSY, disable(self->ep, self->fd));
+	EXPECT_EQ(0, rearm(ep, sv[0], events));
+	EXPECT_EQ(1, reported(ep));
+	EXPECT_EQ(EBUSY, disable(ep, sv[0]));
 }
 
 /* Nobody was handed the event: 0, and the caller may delete the item */
 TEST_F(item, armed_idle)
 {
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
+	expect_disabled(_metadata, self->ep, self->sv, variant->events);
 }
 
 /* Ready but not collected: 0, and the item leaves the ready list */
@@ -92,8 +91,8 @@ TEST_F(item, armed_queued)
 {
 	ASSERT_EQ(1, write(self->sv[1], "x", 1));
 	EXPECT_TRUE(set_ready(self->ep));
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
+	expect_disabled(_metadata, self->ep, self->sv, variant->events);
 }
 
 /*
@@ -108,21 +107,21 @@ TEST_F(item, delivered)
 	ASSERT_EQ(1, write(self->sv[1], "x", 1));
 	ASSERT_EQ(1, reported(self->ep));
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EBUSY, disable(self->ep, self->fd));
+		EXPECT_EQ(EBUSY, disable(self->ep, self->sv[0]));
 		EXPECT_EQ(1, write(self->sv[1], "x", 1));
 		EXPECT_EQ(0, reported(self->ep));
 	}
-	EXPECT_EQ(0, rearm(self->ep, self->fd, variant->events));
+	EXPECT_EQ(0, rearm(self->ep, self->sv[0], variant->events));
 	EXPECT_TRUE(set_ready(self->ep));
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
+	expect_disabled(_metadata, self->ep, self->sv, variant->events);
 }
 
 TEST_F(item, deleted)
 {
-	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->fd));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->fd));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->fd));
+	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->sv[0]));
+	EXPECT_EQ(ENOENT, disable(self->ep, self->sv[0]));
+	EXPECT_EQ(ENOENT, disable(self->ep, self->sv[0]));
 	EXPECT_EQ(1, write(self->sv[1], "x", 1));
 	EXPECT_EQ(0, reported(self->ep));
 }
@@ -138,14 +137,14 @@ TEST_F(item, event_refused)
 
 	ASSERT_NE(MAP_FAILED, ev);
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(-1, epoll_ctl(self->ep, EPOLL_CTL_DISABLE, self->fd, ev));
+		EXPECT_EQ(-1, epoll_ctl(self->ep, EPOLL_CTL_DISABLE, self->sv[0], ev));
 		EXPECT_EQ(EINVAL, errno);
 		EXPECT_EQ(-1, epoll_ctl(self->ep, EPOLL_CTL_DISABLE, self->sv[1], ev));
 		EXPECT_EQ(EINVAL, errno);
 		mprotect(ev, 4096, PROT_NONE);
 	}
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
+	expect_disabled(_metadata, self->ep, self->sv, variant->events);
 }
 
 /* Only a oneshot item can be disabled: refused, it still reports; and more */
@@ -184,31 +183,35 @@ TEST(refused)
  * IORING_OP_EPOLL_CTL answers as epoll_ctl(2), in its completion's res: a
  * ring of one entry, on the raw system calls, and an EPOLLONESHOT item
  */
-FIXTURE(uring) {
-	int ep, ring, sv[2];
+static struct {
+	int fd;
 	struct io_uring_params p;
 	char *rings;
 	struct io_uring_sqe *sqe;
+} ring;
+
+FIXTURE(uring) {
+	int ep, sv[2];
 };
 
 FIXTURE_SETUP(uring)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
 
-	self->ring = syscall(__NR_io_uring_setup, 1, &self->p);
-	if (self->ring < 0 && (errno == ENOSYS || errno == EPERM))
+	ring.fd = syscall(__NR_io_uring_setup, 1, &ring.p);
+	if (ring.fd < 0 && (errno == ENOSYS || errno == EPERM))
 		SKIP(return, "%s", errno == ENOSYS ? "no io_uring in this kernel" :
 		     "io_uring is disabled (kernel.io_uring_disabled)");
-	ASSERT_GE(self->ring, 0);
+	ASSERT_GE(ring.fd, 0);
 	/* Both rings in one mapping (5.4) that the SQ array ends */
-	ASSERT_NE(0U, self->p.features & IORING_FEAT_SINGLE_MMAP);
-	self->rings = mmap(NULL, self->p.sq_off.array + sizeof(__u32),
-			   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			   self->ring, IORING_OFF_SQ_RING);
-	ASSERT_NE(MAP_FAILED, self->rings);
-	self->sqe = mmap(NULL, sizeof(*self->sqe), PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, self->ring, IORING_OFF_SQES);
-	ASSERT_NE(MAP_FAILED, self->sqe);
+	ASSERT_NE(0U, ring.p.features & IORING_FEAT_SINGLE_MMAP);
+	ring.rings = mmap(NULL, ring.p.sq_off.array + sizeof(__u32),
+			  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+			  ring.fd, IORING_OFF_SQ_RING);
+	ASSERT_NE(MAP_FAILED, ring.rings);
+	ring.sqe = mmap(NULL, sizeof(*ring.sqe), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_POPULATE, ring.fd, IORING_OFF_SQES);
+	ASSERT_NE(MAP_FAILED, ring.sqe);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, self->sv));
 	self->ep = epoll_create1(0);
 	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->sv[0], &ev));
@@ -219,30 +222,30 @@ FIXTURE_TEARDOWN(uring)
 }
 
 /* A word of the rings, at the offset io_uring_setup() gave */
-#define RING(r, off)	((unsigned int *)((r)->rings + (r)->p.off))
+#define RING(off)	((unsigned int *)(ring.rings + ring.p.off))
 
-/* DISABLE of @fd, the SQE's addr @addr: 0 or the errno of its res */
-static int uring_disable(FIXTURE_DATA(uring) *r, int fd, __u64 addr)
+/* DISABLE of @fd in @ep, the SQE's addr @addr: 0 or the errno of its res */
+static int uring_disable(int ep, int fd, __u64 addr)
 {
-	unsigned int head = *RING(r, cq_off.head);
+	unsigned int head = *RING(cq_off.head);
 	struct io_uring_cqe *cqe;
 	int res;
 
-	*r->sqe = (struct io_uring_sqe){
-		.opcode = IORING_OP_EPOLL_CTL, .fd = r->ep,
+	*ring.sqe = (struct io_uring_sqe){
+		.opcode = IORING_OP_EPOLL_CTL, .fd = ep,
 		.len = EPOLL_CTL_DISABLE, .off = fd, .addr = addr,
 	};
-	*RING(r, sq_off.array) = 0;
-	__atomic_store_n(RING(r, sq_off.tail), *RING(r, sq_off.tail) + 1,
+	*RING(sq_off.array) = 0;
+	__atomic_store_n(RING(sq_off.tail), *RING(sq_off.tail) + 1,
 			 __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, r->ring, 1, 1, IORING_ENTER_GETEVENTS,
+	if (syscall(__NR_io_uring_enter, ring.fd, 1, 1, IORING_ENTER_GETEVENTS,
 		    NULL, 0) != 1 ||
-	    head == __atomic_load_n(RING(r, cq_off.tail), __ATOMIC_ACQUIRE))
+	    head == __atomic_load_n(RING(cq_off.tail), __ATOMIC_ACQUIRE))
 		return -1;
-	cqe = (struct io_uring_cqe *)(r->rings + r->p.cq_off.cqes) +
-	      (head & *RING(r, cq_off.ring_mask));
+	cqe = (struct io_uring_cqe *)(ring.rings + ring.p.cq_off.cqes) +
+	      (head & *RING(cq_off.ring_mask));
 	res = cqe->res;
-	__atomic_store_n(RING(r, cq_off.head), head + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(RING(cq_off.head), head + 1, __ATOMIC_RELEASE);
 	return -res;
 }
 
@@ -252,22 +255,22 @@ TEST_F(uring, answers)
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
 	int fd = self->sv[0];
 
-	if (self->ring < 0)
+	if (ring.fd < 0)
 		return;	/* skipped: 6.1's harness runs the test after all */
-	EXPECT_EQ(EINVAL, uring_disable(self, fd, (uintptr_t)&ev));
-	EXPECT_EQ(EINVAL, uring_disable(self, self->sv[1], (uintptr_t)&ev));
-	EXPECT_EQ(0, uring_disable(self, fd, 0));
-	EXPECT_EQ(EALREADY, uring_disable(self, fd, 0));
+	EXPECT_EQ(EINVAL, uring_disable(self->ep, fd, (uintptr_t)&ev));
+	EXPECT_EQ(EINVAL, uring_disable(self->ep, self->sv[1], (uintptr_t)&ev));
+	EXPECT_EQ(0, uring_disable(self->ep, fd, 0));
+	EXPECT_EQ(EALREADY, uring_disable(self->ep, fd, 0));
 	EXPECT_EQ(1, write(self->sv[1], "x", 1));
 	EXPECT_EQ(0, reported(self->ep));
 	ASSERT_EQ(0, rearm(self->ep, fd, EPOLLIN | EPOLLONESHOT));
 	ASSERT_EQ(1, reported(self->ep));
-	EXPECT_EQ(EBUSY, uring_disable(self, fd, 0));
+	EXPECT_EQ(EBUSY, uring_disable(self->ep, fd, 0));
 	ASSERT_EQ(0, rearm(self->ep, fd, EPOLLIN));
-	EXPECT_EQ(EINVAL, uring_disable(self, fd, 0));
+	EXPECT_EQ(EINVAL, uring_disable(self->ep, fd, 0));
 	EXPECT_EQ(1, reported(self->ep));
 	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, fd));
-	EXPECT_EQ(ENOENT, uring_disable(self, fd, 0));
+	EXPECT_EQ(ENOENT, uring_disable(self->ep, fd, 0));
 }
 
 /*
@@ -276,17 +279,17 @@ TEST_F(uring, answers)
  */
 static int wakeup_active_ms(const char *name)
 {
-	char path[80], buf[64];
+	char p[80], buf[64];
 	int i, ms = -1;
 	FILE *fp;
 
 	for (i = 0; i < 4096 && ms < 0; i++) {
-		snprintf(path, sizeof(path), "/sys/class/wakeup/wakeup%d/name", i);
-		fp = fopen(path, "r");
+		snprintf(p, sizeof(p), "/sys/class/wakeup/wakeup%d/name", i);
+		fp = fopen(p, "r");
 		if (fp && fgets(buf, sizeof(buf), fp) && !strcmp(buf, name)) {
 			fclose(fp);
-			strcpy(strrchr(path, '/'), "/active_time_ms");
-			fp = fopen(path, "r");
+			snprintf(p, sizeof(p), "/sys/class/wakeup/wakeup%d/active_time_ms", i);
+			fp = fopen(p, "r");
 			if (fp && fscanf(fp, "%d", &ms) != 1)
 				ms = -1;
 		}
