@@ -26,7 +26,8 @@
  *   DEL      0, ENOENT
  *   DISABLE  0, ENOENT, EINVAL, EBUSY, EALREADY
  *
- * ADD and MOD read the event, DEL and DISABLE do not. Before the series an
+ * ADD and MOD read the event, DEL does not, and DISABLE refuses any but
+ * NULL with EINVAL before it looks at anything else. Before the series an
  * unknown op reads it too, and op 4 is an unknown op: a probe at start
  * finds out which kernel this is. A file the churner owns may be closed at
  * any moment, so for it the outcomes of a closed fd are allowed as well,
@@ -381,14 +382,17 @@ static bool reads_event(int op)
 }
 
 /*
- * What epoll_ctl() may answer for @op on an epfd and fd of these kinds,
- * in do_epoll_ctl()'s order: the event copy, the two fd lookups, the
- * pollable check, the epoll set check, then the op.
+ * What epoll_ctl() may answer for @op given the event pointer @ptr, on an
+ * epfd and fd of these kinds, in the kernel's order: DISABLE's refusal of
+ * an event, the event copy, the two fd lookups, the pollable check, the
+ * epoll set check, then the op.
  */
-static unsigned long long outcomes(int op, bool bad_event, enum kind ep,
+static unsigned long long outcomes(int op, int ptr, enum kind ep,
 				   enum kind fd, bool same)
 {
-	if (bad_event && reads_event(op))
+	if (op == EPOLL_CTL_DISABLE && has_disable && ptr != P_NULL)
+		return outcome(EINVAL);
+	if (ptr >= P_NULL && reads_event(op))
 		return outcome(EFAULT);
 	if (ep == K_CLOSED || fd == K_CLOSED)
 		return outcome(EBADF);
@@ -417,23 +421,24 @@ static unsigned long long outcomes(int op, bool bad_event, enum kind ep,
 static unsigned long long allowed(const struct call *c)
 {
 	const struct slot *ep = &pool[c->ep], *fd = &pool[c->fd];
-	bool same = c->ep == c->fd, bad = c->ptr >= P_NULL;
+	bool same = c->ep == c->fd;
+	int ptr = c->ptr;
 	unsigned long long mask;
 
-	mask = outcomes(c->op, bad, ep->kind, fd->kind, same);
+	mask = outcomes(c->op, ptr, ep->kind, fd->kind, same);
 	/*
 	 * The churner may have a slot of its own closed right now, or
 	 * closed and re-created between the kernel's lookups of epfd and
 	 * fd, where one slot then names two files of its kind
 	 */
 	if (ep->group) {
-		mask |= outcomes(c->op, bad, K_CLOSED,
+		mask |= outcomes(c->op, ptr, K_CLOSED,
 				 same ? K_CLOSED : fd->kind, same);
 		if (same)
-			mask |= outcomes(c->op, bad, ep->kind, fd->kind, false);
+			mask |= outcomes(c->op, ptr, ep->kind, fd->kind, false);
 	}
 	if (fd->group)
-		mask |= outcomes(c->op, bad, ep->kind, K_CLOSED, same);
+		mask |= outcomes(c->op, ptr, ep->kind, K_CLOSED, same);
 	if (opt.narrow)
 		mask &= ~outcome(EBADF);
 	return mask;
@@ -529,7 +534,9 @@ static void *fuzzer(void *arg)
 				      (int)below(th, NR_SLOTS);
 		c.fd = below(th, NR_SLOTS);
 		c.events = pick_events(th);
-		c.ptr = pick_ptr(th);
+		/* DISABLE refuses an event: mostly give it none, as it wants */
+		c.ptr = c.op == EPOLL_CTL_DISABLE && below(th, 4) ? P_NULL :
+			pick_ptr(th);
 
 		ev.events = c.events;
 		ev.data.u64 = DATA(c.fd);
@@ -733,7 +740,7 @@ static void churn(struct thread *th, int group)
 	 */
 	if (group == G_EPOLL &&
 	    add(S_EP_CHURN, S_SOCK_A0, EPOLLIN | EPOLLONESHOT) &&
-	    !(outcomes(EPOLL_CTL_ADD, false, K_EPOLL, K_SOCK, false) &
+	    !(outcomes(EPOLL_CTL_ADD, P_GOOD, K_EPOLL, K_SOCK, false) &
 	      outcome(errno)))
 		helper_error("ADD to the re-created epoll set: %s",
 			     strerror(errno));
@@ -1140,6 +1147,15 @@ static bool seq_step(struct thread *th)
 		it->added = false;
 		return true;
 	case Q_DISABLE:
+		/* One time in four with an event: refused, the item as it was */
+		if (has_disable && !below(th, 4)) {
+			struct epoll_event ev = { .events = EPOLLIN };
+
+			got = epoll_ctl(seq.ep, EPOLL_CTL_DISABLE, it->fd, &ev) ?
+			      -errno : 0;
+			return !seq_differs("DISABLE with an event", it, got,
+					    -EINVAL);
+		}
 		state = seq_state(it);
 		got = seq_ctl(EPOLL_CTL_DISABLE, it, 0);
 		if (seq_differs("DISABLE", it, got, seq_disable(it)))

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What our programs outside the series share, on top of the selftest's
- * epoll_disable.h (the op, the protocol, the probe, and the names of the
- * roles, which these programs use too): a clock, a random number
- * generator, what the probe's answers mean for a program that must use
- * the op, and what the bench and the server need to free items safely
- * and to catch a late touch: a quarantine and QSBR.
+ * epoll_disable.h (the op, the protocol, and the names of the roles,
+ * which these programs use too): a clock, a sleep, a random number
+ * generator, a probe that records every answer it met and what those
+ * answers mean for a program that must use the op, and what the bench
+ * and the server need to free items safely and to catch a late touch: a
+ * quarantine and QSBR.
  */
 #ifndef EPOLL_DISABLE_UTIL_H
 #define EPOLL_DISABLE_UTIL_H
@@ -21,6 +22,68 @@
 #include <time.h>
 
 #include "epoll_disable.h"
+
+static inline void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000L, (us % 1000000L) * 1000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * The probe, answer by answer: does this kernel know op 4? One without it
+ * rejects the op as unknown (EINVAL), after copying an event for it if it
+ * copies one for every op but EPOLL_CTL_DEL (EFAULT for a NULL event: ask
+ * again with one). An item without EPOLLONESHOT is EINVAL too, so ask
+ * about a file that is not in the set: the op answers ENOENT, an unknown
+ * op EINVAL. Ask about an EPOLLONESHOT item as well, so that only a
+ * kernel that answers both as an unknown op counts as one without it; any
+ * other answer is the op's, for the caller to judge. Op 5, which no
+ * kernel has, shows how this kernel answers an unknown op.
+ */
+struct disable_probe {
+	int setup;	/* errno of the set and item, or 0 */
+	int item;	/* DISABLE of an armed EPOLLONESHOT item, no event */
+	int item_event;	/* the same given an event, where item is EFAULT */
+	int absent;	/* DISABLE of a file not in the set, no event */
+	int unknown;	/* op 5 on the item, no event */
+};
+
+static inline bool probe_disable(struct disable_probe *p)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	int ep, sv[2];
+
+	*p = (struct disable_probe){
+		.item = -1, .item_event = -1, .absent = -1, .unknown = -1,
+	};
+	ep = epoll_create1(0);
+	if (ep < 0) {
+		p->setup = errno;
+		return true;	/* let the caller say what is wrong */
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		p->setup = errno;
+		close(ep);
+		return true;
+	}
+	if (!epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
+		p->item = disable(ep, sv[0]);
+		p->absent = disable(ep, sv[1]);
+		p->unknown = ctl(ep, 5, sv[0]);
+		if (p->item == EFAULT)
+			p->item_event = epoll_ctl(ep, EPOLL_CTL_DISABLE,
+						  sv[0], &ev) ? errno : 0;
+	} else {
+		p->setup = errno;
+	}
+	close(sv[0]);
+	close(sv[1]);
+	close(ep);
+	return !((p->item == EFAULT ? p->item_event : p->item) == EINVAL &&
+		 (p->absent == EINVAL || p->absent == EFAULT));
+}
 
 static inline long long now_ns(void)
 {
