@@ -373,17 +373,30 @@ scratch_lock() {
 # scratch_at COMMIT: the scratch tree, under its lock, at COMMIT, with
 # nothing in it but the commit and its build directories
 scratch_at() {
-	local s
-	s=$(scratch_dir)
 	scratch_lock
-	use_tree "$s"
-	rm -f "$s/.applied"
-	if [ -e "$s/.git" ]; then
-		git -C "$s" checkout -q -f --detach "$1"
-		git -C "$s" clean -fdq -e '/build-*'
+	worktree_at "$(scratch_dir)" "$1"
+}
+# worktree_at DIR COMMIT: a worktree of the base (made if it is not
+# there) at COMMIT, with nothing in it but the commit and its build
+# directories; its user holds its lock
+worktree_at() {
+	use_tree "$1"
+	rm -f "$1/.applied"
+	if [ -e "$1/.git" ]; then
+		git -C "$1" checkout -q -f --detach "$2"
+		git -C "$1" clean -fdq -e '/build-*'
 	else
-		new_worktree "$s" "$1"
+		new_worktree "$1" "$2"
 	fi
+}
+
+# series_commits TREE: the commits of the series in TREE, oldest first;
+# fails if TREE does not end in as many commits as the series has patches
+series_commits() {
+	local n
+	n=$(series_patches | wc -l)
+	git -C "$1" rev-list --reverse "HEAD~$n..HEAD" | awk -v n="$n" '
+		{ print } END { if (NR != n) exit 1 }'
 }
 
 # A deliberately wrong kernel for the negative controls: MUTANT=NAME adds
