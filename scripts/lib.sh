@@ -42,6 +42,14 @@
 #   KCSAN=1          KCSAN reports are check-kcsan's to judge, not a splat
 # The series
 #   SIGNOFF="N <a>"  who signs off the generated patches (gen-patches)
+# Other architectures (check-arches; scripts/arches/ has one file each)
+#   ARCHES="arm64 i386"  which of them (default: i386 arm arm64 riscv64)
+#   GUEST_ARCH=FILE  the arch file boot reads (default scripts/arches/x86_64)
+#   BUILD_DIR=DIR    the build to use instead of build_dir's (check-arches)
+#   KERNEL=FILE      boot that image instead of the build's
+#   BUSYBOX=FILE     the guest's static busybox (default: the host's)
+#   EPOLL_CPU_LOCK=FILE  check-arches and boot take this lock around each
+#                    kernel build and each boot (machines shared with others)
 # and CCACHE_DIR, CCACHE_BASEDIR, exported below for every build
 set -eu
 
@@ -511,6 +519,8 @@ config_inputs() {
 	echo $(trim_fragments) $(needed_fragments) "$TOP/scripts/configure"
 }
 build_dir() {
+	# (a step that builds elsewhere, as check-arches does, names its own)
+	[ -z "${BUILD_DIR:-}" ] || { echo "$BUILD_DIR"; return; }
 	# shellcheck disable=SC2046 # a path a word
 	echo "$(tree_dir)/build-$(digest $(config_inputs))"
 }
@@ -604,4 +614,53 @@ check() {
 		record fail "$name" "$(printf '%s\n' "$out" | tail -n 8)"
 	fi
 	return 0
+}
+
+# The architectures: one file each in scripts/arches/ (x86_64, i386,
+# arm64, ...), KEY=value lines saying how to build and boot a kernel
+# there; check-arches and boot read them and know no arch by name.
+# shellcheck disable=SC2034 # for check-arches and boot
+ARCHES_DIR=$TOP/scripts/arches
+# The keys an arch file may have, and those it must
+ARCH_KEYS="ARCH CROSS_COMPILE packages target image option qemu console busybox"
+ARCH_NEEDS="ARCH target image"
+# arch_conf KEY: what the arch file in use (ARCH_FILE) says of KEY, a
+# line each time it says it
+arch_conf() { base_conf_in "$1" "${ARCH_FILE:?no arch file}"; }
+# arch_file_errors FILE: a line for each key FILE lacks, repeats or does
+# not know, and each line that is not KEY=value; nothing if it is right
+arch_file_errors() {
+	awk -v keys=" $ARCH_KEYS " -v needs="$ARCH_NEEDS" '
+	/^#/ || /^[[:space:]]*$/ { next }
+	!/^[A-Za-z_]+=/ { print FILENAME ":" FNR ": not KEY=value: " $0; next }
+	{
+		k = $0; sub(/=.*/, "", k)
+		if (index(keys, " " k " ") == 0)
+			print FILENAME ":" FNR ": unknown key " k
+		else if (++seen[k] == 2 && k != "option")
+			print FILENAME ":" FNR ": " k " given twice"
+	}
+	END {
+		n = split(needs, need, " ")
+		for (i = 1; i <= n; i++)
+			if (!seen[need[i]]) print FILENAME ": no " need[i] "="
+	}' "$1"
+}
+# arch_make ARG...: the kernel's make for the arch in use, with ccache
+arch_make() {
+	local cross
+	cross=$(arch_conf CROSS_COMPILE)
+	make ARCH="$(arch_conf ARCH)" CROSS_COMPILE="$cross" \
+		CC="ccache ${cross}gcc" "$@"
+}
+# cpu_locked CMD...: CMD under EPOLL_CPU_LOCK's lock where that is set,
+# so that one build or boot at a time runs on a machine shared with others
+cpu_locked() {
+	local fd rc=0
+	[ -n "${EPOLL_CPU_LOCK:-}" ] || { "$@"; return; }
+	exec {fd}>>"$EPOLL_CPU_LOCK"
+	flock "$fd"
+	"$@" || rc=$?
+	exec {fd}>&-
+	return "$rc"
 }
