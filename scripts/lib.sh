@@ -622,7 +622,7 @@ check() {
 # shellcheck disable=SC2034 # for check-arches and boot
 ARCHES_DIR=$TOP/scripts/arches
 # The keys an arch file may have, and those it must
-ARCH_KEYS="ARCH CROSS_COMPILE packages target image option qemu console busybox"
+ARCH_KEYS="ARCH CROSS_COMPILE packages target image fragment option qemu console busybox"
 ARCH_NEEDS="ARCH target image"
 # arch_conf KEY: what the arch file in use (ARCH_FILE) says of KEY, a
 # line each time it says it
@@ -637,7 +637,7 @@ arch_file_errors() {
 		k = $0; sub(/=.*/, "", k)
 		if (index(keys, " " k " ") == 0)
 			print FILENAME ":" FNR ": unknown key " k
-		else if (++seen[k] == 2 && k != "option")
+		else if (++seen[k] == 2 && k != "option" && k != "fragment")
 			print FILENAME ":" FNR ": " k " given twice"
 	}
 	END {

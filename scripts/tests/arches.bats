@@ -20,6 +20,16 @@ setup() {
 	done
 }
 
+@test "arches: every fragment= an arch file names is there" {
+	local f g
+	for f in "$SCRIPTS"/arches/*; do
+		ARCH_FILE=$f
+		for g in $(arch_conf fragment); do
+			[ -f "$(dirname "$SCRIPTS")/$g" ] || { echo "$f: no $g"; return 1; }
+		done
+	done
+}
+
 @test "arches: check-arches' default arches each have a file" {
 	local a
 	for a in $(sed -n 's/^arches=\${ARCHES:-\(.*\)}$/\1/p' "$SCRIPTS/check-arches"); do
