@@ -18,7 +18,7 @@
 SHELL := /bin/bash
 comma := ,
 S := scripts
-export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN
+export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES EPOLL_CPU_LOCK
 # Where a suite counts its checks (scripts/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
@@ -33,7 +33,7 @@ TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
-	mutants check-series check-tools $(FOLLOWUPS:%=check-%)
+	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%)
 $(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 $(SUITES): %:
 	@: >"$(RESULTS)"
@@ -192,6 +192,17 @@ check-series-steps:
 	@$(S)/build && UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
 		UNPATCHED=1 $(S)/build || true
 	@$(S)/check-warnings
+
+# The series on the arches the build robots build besides x86_64, as
+# check-bisect builds it there: i386, arm with the OABI entry, arm64 and
+# riscv64 (ARCHES= picks some; scripts/arches/ has a file each), a small
+# kernel on the base and after every patch, with Debian's cross compilers;
+# arm64 booted in QEMU with the selftest, passing with the series and
+# skipping on the base.  Not part of make test (scripts/README: its time).
+## check-arches: each patch built for i386, arm, arm64, riscv64; arm64 booted
+check-arches: deps source
+check-arches-steps:
+	@$(S)/apply && $(S)/check-arches
 
 # Regenerate patches/<base>/ from the component sources and messages
 ## patches: regenerate patches/<base>/ from the sources and messages
