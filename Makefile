@@ -204,6 +204,12 @@ check-arches: deps source
 check-arches-steps:
 	@$(S)/apply && $(S)/check-arches
 
+# struct epitem as pahole shows it, x86_64 and i386, without the series
+# and with it (scripts/epitem-layout): bench/<base>/epitem-layout.txt
+## epitem-layout: struct epitem (pahole), x86_64 and i386, base and series
+epitem-layout: deps source
+	@$(S)/apply && $(S)/epitem-layout
+
 # Regenerate patches/<base>/ from the component sources and messages
 ## patches: regenerate patches/<base>/ from the sources and messages
 patches: source
@@ -279,7 +285,7 @@ clean:
 check-tools-steps:
 	@$(S)/check-tools
 
-.PHONY: run test-base deps source apply configure build patches \
+.PHONY: run test-base deps source apply configure build patches epitem-layout \
 	cache-size cache-clean clean \
 	$(SUITES) $(addsuffix -steps,$(SUITES))
 
