@@ -78,7 +78,7 @@ test-steps:
 # checks, the base without the series
 test-base: deps source
 	@$(S)/check-series
-	@if $(S)/apply && $(S)/configure && $(S)/build; then \
+	@if $(S)/kernel; then \
 		$(S)/record ok "kernel and in-tree selftests build with the series"; \
 	else \
 		$(S)/record fail "kernel and in-tree selftests build with the series"; \
@@ -87,8 +87,7 @@ test-base: deps source
 	@$(S)/check-bisect
 	@$(S)/check-runner
 	@$(S)/check-guest test
-	@if UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
-	    UNPATCHED=1 $(S)/build; then \
+	@if UNPATCHED=1 $(S)/kernel; then \
 		$(S)/record ok "the base builds without the series"; \
 	else \
 		$(S)/record fail "the base builds without the series"; \
@@ -103,7 +102,7 @@ test-base: deps source
 test-debug: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.debug.fragment
 test-debug: deps source
 test-debug-steps:
-	@if $(S)/apply && $(S)/configure && $(S)/build; then \
+	@if $(S)/kernel; then \
 		$(S)/record ok "debug kernel builds with the series"; \
 	else \
 		$(S)/record fail "debug kernel builds with the series"; \
@@ -189,8 +188,7 @@ check-series-steps:
 	@$(S)/check-man
 	@$(S)/apply && $(S)/configure
 	@$(S)/check-bisect
-	@$(S)/build && UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
-		UNPATCHED=1 $(S)/build || true
+	@$(S)/kernel --both || true
 	@$(S)/check-warnings
 
 # The series on the arches the build robots build besides x86_64, as

@@ -334,31 +334,6 @@ start_dir() {
 	fi
 }
 
-# build_kernels: the series' kernel and the base's, built (quick where
-# they are), for a check that boots both; fails if either does not build
-build_kernels() {
-	local u
-	for u in '' 1; do
-		UNPATCHED=$u "$TOP/scripts/apply" &&
-			UNPATCHED=$u "$TOP/scripts/configure" &&
-			UNPATCHED=$u "$TOP/scripts/build" >/dev/null || return 1
-	done
-}
-
-# boot_followup PLAN DIR: a follow-up's programs in DIR, in the guest on
-# both kernels (built first): plans/PLAN on the series' kernel and
-# plans/PLAN-unpatched on the base; fails, recorded, if a kernel does not
-# build
-boot_followup() {
-	if ! build_kernels; then
-		record fail "$1: the kernels with and without the series build" \
-			"scripts/apply, configure or build stopped: see the lines above"
-		return 1
-	fi
-	GUEST_BIN=$2 "$TOP/scripts/check-guest" "$1"
-	UNPATCHED=1 GUEST_BIN=$2 "$TOP/scripts/check-guest" "$1-unpatched"
-}
-
 # new_worktree DIR COMMIT: a fresh detached worktree of the base at COMMIT
 new_worktree() {
 	need_disk $((2 << 30)) "a worktree of Linux $(base_version)"
