@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # scripts/cache on a cache of small fake trees and builds: what prune
 # removes and in what order, what it leaves to a live run, and the one
-# line of a step that finds too little disk (lib.sh: need_disk)
+# line of a step that finds too little disk (lib/cache.sh: need_disk)
 
 load helpers
 

@@ -12,7 +12,7 @@ setup() {
 	top=$BATS_TEST_TMPDIR/top
 	cp -r "$G/top" "$top"
 	mkdir -p "$top/scripts"
-	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/source" "$SCRIPTS/cache" "$SCRIPTS/gen-patches" \
+	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/lib" "$SCRIPTS/source" "$SCRIPTS/cache" "$SCRIPTS/gen-patches" \
 		"$SCRIPTS/apply-edits" "$SCRIPTS/bases" "$top/scripts/"
 	cp -r "$G/base" "$BATS_TEST_TMPDIR/linux"
 	# git as on a machine with no configuration of its own

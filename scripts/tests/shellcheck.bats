@@ -21,6 +21,7 @@ shell_scripts() {
 	run shell_scripts
 	printf '%s\n' "$output"
 	grep -q '/scripts/lib.sh$' <<<"$output"
+	grep -q '/scripts/lib/paths.sh$' <<<"$output"
 	grep -q '/scripts/guest/guest-init$' <<<"$output"
 	grep -q '/scripts/guest/run-plan$' <<<"$output"
 	grep -q '/.ci/run$' <<<"$output"

@@ -1,0 +1,73 @@
+# shellcheck shell=bash
+# The bases: one file each in scripts/bases/ (v7.3, v6.12, ...), saying
+# where the base comes from and what it has; the scripts read them and
+# know no base by name.  make run builds the first of DEFAULT_BASES, make
+# test covers them all; BASE= picks any base Debian ships as source, KSRC=
+# takes a tree of any base.
+BASES_DIR=$TOP/scripts/bases
+DEFAULT_BASES="7.3 6.12 6.1"
+# base_conf_in KEY FILE: the value of KEY in a base file
+base_conf_in() {
+	sed -n "s/^$1=//p" "$2"
+}
+# shellcheck disable=SC2012 # base files are named vX.Y
+SUPPORTED=$(cd "$BASES_DIR" && ls v* | sed 's/^v//' | sort -rV | xargs)
+DEBIAN_BASES=$(for b in $SUPPORTED; do
+	[ -z "$(base_conf_in package "$BASES_DIR/v$b")" ] || echo "$b"
+done | xargs)
+if [ -n "$BASE" ]; then
+	case " $DEBIAN_BASES " in
+	*" $BASE "*) ;;
+	*) die "BASE=$BASE is not a Debian base of the series (BASE= takes one of: $DEBIAN_BASES); for a tree of your own use KSRC=/path/to/linux" ;;
+	esac
+	[ -z "$KSRC" ] ||
+		die "BASE=$BASE and KSRC=$KSRC both given: BASE picks Debian's linux-source-$BASE, KSRC your own tree; give one"
+fi
+# The Debian base this run uses, when it uses one
+DEBIAN_BASE=${BASE:-${DEFAULT_BASES%% *}}
+# shellcheck disable=SC2034 # for debian.sh and the steps
+DEBIAN_PKG=$(base_conf_in package "$BASES_DIR/v$DEBIAN_BASE")
+# shellcheck disable=SC2034 # for debian.sh and the steps
+DEBIAN_SUITE=$(base_conf_in suite "$BASES_DIR/v$DEBIAN_BASE")
+
+# kernel_version DIR: "6.12.118" from a tree's top-level Makefile; fails,
+# printing nothing, if DIR has no kernel Makefile
+kernel_version() {
+	awk -F' *= *' '
+		$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
+		$1 == "SUBLEVEL" { s = $2 }
+		END {
+			if (v == "" || p == "") exit 1
+			print v "." p "." (s == "" ? 0 : s)
+		}
+	' "$1/Makefile" 2>/dev/null
+}
+
+# base_of VERSION: the series that fits a kernel version, e.g. "v6.12"
+base_of() {
+	local mm=${1%.*} b
+	for b in $SUPPORTED; do
+		[ "$mm" = "$b" ] && { echo "v$b"; return; }
+	done
+	die "Linux $1 is not a supported base (supported: $SUPPORTED); see README"
+}
+
+# base_conf KEY: what the file of the base in use says of KEY
+base_conf() {
+	local v b
+	v=$(base_version) || return 1
+	b=$(base_of "$v") || return 1
+	base_conf_in "$1" "$BASES_DIR/$b"
+}
+
+# base_lacks TREE: what the series needs of its base that the version does
+# not tell, as the base file's "requires=FILE<tab>TEXT<tab>WHY" lines say:
+# prints the WHY of the first TEXT that TREE's FILE lacks, and fails
+base_lacks() {
+	local file text why reqs
+	reqs=$(base_conf requires) || return 1
+	while IFS=$'\t' read -r file text why; do
+		[ -n "$file" ] || continue
+		grep -qF -- "$text" "$1/$file" 2>/dev/null || { echo "$why"; return 1; }
+	done <<<"$reqs"
+}

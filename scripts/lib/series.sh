@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# The series and the queues: patch lists as series files give them, the
+# toolchain fixes under an old base, git am, the series' commits in a tree.
+
+# What the committed patches say in place of the Signed-off-by of whoever
+# sends them: 'make patches SIGNOFF="Name <addr>"' puts that in
+# shellcheck disable=SC2034 # for gen-patches and check-series
+SIGNOFF_PLACEHOLDER='Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>'
+
+# list_patches DIR: the patches DIR/series lists, in order
+list_patches() {
+	[ -f "$1/series" ] || die "no series file in $1"
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$1/series" |
+		while read -r p; do echo "$1/$p"; done
+}
+
+# The series as listed in its series file, in order
+series_patches() {
+	local d
+	d=$(series_dir) || return 1
+	list_patches "$d"
+}
+
+# The compiler fixes an old base needs to build with today's toolchain
+# (paths.sh: toolchain_dir), applied under the series (not part of it).
+# TOOLCHAIN=1 always applies them, TOOLCHAIN=0 never; by default they go
+# on when the base has no compiler-gccN.h for the gcc that builds it.
+gcc_major() { gcc -dumpversion | cut -d. -f1; }
+# old_compiler_headers DIR: DIR has compiler-gcc<N>.h headers, but none
+# for this gcc (bases since 4.2 have only compiler-gcc.h)
+old_compiler_headers() {
+	[ -f "$1/include/linux/compiler-gcc4.h" ] &&
+	[ ! -f "$1/include/linux/compiler-gcc$(gcc_major).h" ]
+}
+use_toolchain() {
+	local t d
+	t=$(toolchain_dir) || die "no base to read toolchain= from: run 'make source'"
+	[ -f "$t/series" ] || return 1
+	case ${TOOLCHAIN:-auto} in
+	1) return 0 ;;
+	0) return 1 ;;
+	auto)
+		d=$(base_dir) || die "no base: run 'make source'"
+		old_compiler_headers "$d" ;;
+	*) die "TOOLCHAIN=$TOOLCHAIN: use 1 (apply $t), 0 (do not) or leave it unset (when gcc needs it)" ;;
+	esac
+}
+toolchain_patches() {
+	local t
+	if use_toolchain; then
+		t=$(toolchain_dir) || return 1
+		list_patches "$t"
+	fi
+}
+
+# am_queue DIR QUEUE: git am in DIR the patches QUEUE/series lists, in
+# order, as a committer of ours
+am_queue() {
+	local patches
+	patches=$(list_patches "$2") || return 1
+	# shellcheck disable=SC2086 # a patch a word
+	git -C "$1" -c user.name=check -c user.email=check@localhost \
+		am -q $patches
+}
+
+# series_commits TREE: the commits of the series in TREE, oldest first;
+# fails if TREE does not end in as many commits as the series has patches
+series_commits() {
+	local n list
+	list=$(series_patches) || return 1
+	n=$(printf '%s\n' "$list" | wc -l)
+	git -C "$1" rev-list --reverse "HEAD~$n..HEAD" | awk -v n="$n" '
+		{ print } END { if (NR != n) exit 1 }'
+}
