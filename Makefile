@@ -277,6 +277,8 @@ cache-clean:
 ## clean: what make leaves in this repo and in $TMPDIR
 clean:
 	@$(MAKE) --no-print-directory -C tools-testing-selftests-epoll clean
+	@$(MAKE) --no-print-directory -C checks clean
+	@$(MAKE) --no-print-directory -C bench/src clean
 	@rm -f $(or $(TMPDIR),/tmp)/epoll-disable-results.*
 
 # The harness's own tests, on recorded inputs (scripts/tests/): bats and
