@@ -272,10 +272,15 @@ cache-size:
 ## cache-clean: empty the cache (refused while a run uses it)
 cache-clean:
 	@$(S)/cache clean
-## clean: what make leaves in this repo and in $TMPDIR
+## clean: what make leaves in this repo, and in $TMPDIR of runs that ended
 clean:
 	@$(MAKE) --no-print-directory -C tools-testing-selftests-epoll clean
-	@rm -f $(or $(TMPDIR),/tmp)/epoll-disable-results.*
+	@$(MAKE) --no-print-directory -C checks clean
+	@$(MAKE) --no-print-directory -C bench/src clean
+	@for f in $(or $(TMPDIR),/tmp)/epoll-disable-results.*; do \
+		[ -e "$$f" ] || continue; \
+		kill -0 "$${f##*.}" 2>/dev/null || rm -f "$$f"; \
+	done
 
 # The harness's own tests, on recorded inputs (scripts/tests/): bats and
 # shellcheck, no kernel, no QEMU, no network; make test runs them first

@@ -36,7 +36,7 @@
  *
  * Then a sequential phase checks every answer, and what epoll_wait()
  * reports after it, against a model of each item's state (see
- * sequential()): where the fuzz can only tell an errno the contract
+ * epoll_ctl_fuzz_seq.c): where the fuzz can only tell an errno the contract
  * allows from one it does not, the model tells the right answer from a
  * wrong one, such as 0 from DISABLE for an item whose event was handed out.
  *
@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "epoll_disable_util.h"
+#include "epoll_ctl_fuzz.h"
 
 /* Not in the C library's <sys/epoll.h> of older systems */
 #ifndef EPOLLEXCLUSIVE
@@ -76,42 +77,19 @@
 #define EPOLLWAKEUP	0x20000000U
 #endif
 
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#endif
-
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-
-/* Every item's data: this tag in the high half, its pool slot in the low */
-#define DATA_TAG	0xe9011dadULL
-#define DATA(slot)	(DATA_TAG << 32 | (unsigned int)(slot))
-
-#define MAX_THREADS	64
-#define MAX_REPORTS	8
-/* Results counted one by one: 0 and errno 1 .. EHWPOISON; then "other" */
-#define NR_RESULTS	134
 
 /*
  * An outcome as a bit: bit 0 is success, bit e is errno e (e < 63), and
  * bit 63 is EALREADY (114), the one answer past them
  */
-static unsigned long long outcome(int e)
+unsigned long long outcome(int e)
 {
 	if (e == EALREADY)
 		return 1ULL << 63;
 	return e >= 0 && e < 63 ? 1ULL << e : 0;
 }
 
-static struct {
-	unsigned long ops;
-	int threads;
-	int waiters;
-	unsigned int seed;
-	int timeout;
-	bool narrow;
-	bool wrong_model;
-} opt = {
+struct fuzz_opt opt = {
 	.ops = 200000,
 	.threads = 4,
 	.waiters = 2,
@@ -119,62 +97,7 @@ static struct {
 	.timeout = 120,
 };
 
-/* What the kernel sees when it looks the fd up */
-enum kind {
-	K_EPOLL,
-	K_SOCK,
-	K_EVENTFD,
-	K_PIPE_R,
-	K_PIPE_W,
-	K_FILE,		/* open, but cannot be polled */
-	K_CLOSED,
-};
-
-struct slot {
-	const char *name;
-	enum kind kind;
-	int group;	/* > 0: closed and re-created by the churner */
-	int fd;
-};
-
-enum {
-	S_EP_A,
-	S_EP_B,
-	S_EP_OUTER,
-	S_EP_INNER,
-	S_EP_CHURN,
-	S_SOCK_A0,
-	S_SOCK_A1,
-	S_SOCK_B0,
-	S_SOCK_B1,
-	S_EVENTFD,
-	S_EVENTFD_CHURN,
-	S_PIPE_R,
-	S_PIPE_W,
-	S_PIPE_CHURN_R,
-	S_PIPE_CHURN_W,
-	S_FILE,
-	S_DEVNULL,
-	S_CLOSED,
-	S_HUGE,
-	S_NEG,
-	NR_SLOTS
-};
-
-/* The epoll sets come first: epfd is mostly picked from them */
-#define NR_EPOLL	(S_EP_CHURN + 1)
-
-/* The churner's groups of slots, re-created together */
-enum { G_NONE, G_EPOLL, G_SOCK, G_EVENTFD, G_PIPE, NR_GROUPS };
-
-static const int group_slot[NR_GROUPS] = {
-	[G_EPOLL] = S_EP_CHURN,
-	[G_SOCK] = S_SOCK_B0,
-	[G_EVENTFD] = S_EVENTFD_CHURN,
-	[G_PIPE] = S_PIPE_CHURN_R,
-};
-
-static struct slot pool[NR_SLOTS] = {
+struct slot pool[NR_SLOTS] = {
 	[S_EP_A] = { "epoll set A", K_EPOLL },
 	[S_EP_B] = { "epoll set B", K_EPOLL },
 	[S_EP_OUTER] = { "outer epoll set", K_EPOLL },
@@ -197,8 +120,6 @@ static struct slot pool[NR_SLOTS] = {
 	[S_NEG] = { "fd -1", K_CLOSED, G_NONE, -1 },
 };
 
-/* The event pointers; from P_NULL on, reading them faults */
-enum { P_GOOD, P_MISALIGNED, P_NULL, P_PROT_NONE, P_ONE, P_STRADDLE, NR_PTRS };
 
 static const char *const ptr_name[NR_PTRS] = {
 	[P_GOOD] = "a good event",
@@ -209,15 +130,13 @@ static const char *const ptr_name[NR_PTRS] = {
 	[P_STRADDLE] = "an event running into a PROT_NONE page",
 };
 
-static char *guard;		/* a read-write page, then a PROT_NONE one */
-static long page_size;
+char *guard;		/* a read-write page, then a PROT_NONE one */
+long page_size;
 
 /* What the probe found */
-static bool has_disable;		/* EPOLL_CTL_DISABLE is op 4 */
-static bool unknown_reads_event;	/* an unknown op copies its event */
+bool has_disable;		/* EPOLL_CTL_DISABLE is op 4 */
+bool unknown_reads_event;	/* an unknown op copies its event */
 
-/* The ops are counted by class */
-enum { C_ADD, C_DEL, C_MOD, C_DISABLE, C_UNKNOWN, NR_CLASSES };
 
 static const char *const class_name[NR_CLASSES] = {
 	"ADD", "DEL", "MOD", "DISABLE", "unknown",
@@ -246,23 +165,9 @@ struct call {
 	unsigned int events;
 };
 
-struct thread {
-	pthread_t tid;
-	unsigned long long rng;
-	/* fuzzers */
-	unsigned long ops;
-	atomic_ulong done;
-	atomic_int cur_op, cur_ep, cur_fd, cur_ptr;
-	atomic_uint cur_events;
-	unsigned long count[NR_CLASSES][NR_RESULTS + 1];
-	unsigned long unexpected;
-	/* helpers */
-	unsigned long calls, events;
-	atomic_bool finished;
-};
 
 static struct thread *fuzzers, *waiters, writer_thread, churner_thread;
-static atomic_bool stop;
+atomic_bool stop;
 
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static char reports[MAX_REPORTS][320];
@@ -270,7 +175,7 @@ static int nr_reports;
 static atomic_ulong helper_errors;
 static char helper_error_msg[256];
 
-static unsigned long long rnd(struct thread *th)
+unsigned long long rnd(struct thread *th)
 {
 	/* xorshift64* */
 	th->rng ^= th->rng >> 12;
@@ -279,12 +184,12 @@ static unsigned long long rnd(struct thread *th)
 	return (th->rng * 0x2545f4914f6cdd1dULL) >> 11;
 }
 
-static unsigned int below(struct thread *th, unsigned int n)
+unsigned int below(struct thread *th, unsigned int n)
 {
 	return rnd(th) % n;
 }
 
-static void seed_thread(struct thread *th, unsigned int n)
+void seed_thread(struct thread *th, unsigned int n)
 {
 	th->rng = (opt.seed + 1ULL) * 0x9e3779b97f4a7c15ULL + n * 0xbf58476dULL;
 	if (!th->rng)
@@ -300,7 +205,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const char *err_name(int err, char *buf, size_t len)
+const char *err_name(int err, char *buf, size_t len)
 {
 	static const struct {
 		int err;
@@ -358,7 +263,7 @@ static void call_str(const struct call *c, char *buf, size_t len)
 		 c->events, ptr_name[c->ptr]);
 }
 
-static void helper_error(const char *fmt, ...)
+void helper_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -387,8 +292,8 @@ static bool reads_event(int op)
  * an event, the event copy, the two fd lookups, the pollable check, the
  * epoll set check, then the op.
  */
-static unsigned long long outcomes(int op, int ptr, enum kind ep,
-				   enum kind fd, bool same)
+unsigned long long outcomes(int op, int ptr, enum kind ep, enum kind fd,
+			    bool same)
 {
 	if (op == EPOLL_CTL_DISABLE && has_disable && ptr != P_NULL)
 		return outcome(EINVAL);
@@ -581,258 +486,6 @@ static void *fuzzer(void *arg)
 	return NULL;
 }
 
-/* Take what is in a file, so that it can become ready again */
-static void drain(int slot)
-{
-	char buf[64];
-
-	switch (pool[slot].kind) {
-	case K_SOCK:
-	case K_PIPE_R:
-	case K_EVENTFD:
-		/* Empty, or closed by the churner: no matter */
-		if (read(pool[slot].fd, buf, sizeof(buf)) < 0)
-			return;
-		break;
-	default:
-		break;
-	}
-}
-
-/* Every item was given DATA(slot) by ADD or MOD: is this one of them? */
-static void check_event(struct thread *th, int ep,
-			const struct epoll_event *ev)
-{
-	unsigned long long data = ev->data.u64;
-
-	if (data >> 32 != DATA_TAG || (data & 0xffffffffU) >= NR_SLOTS) {
-		helper_error("epoll_wait on %s: data %#llx, which no item has",
-			     pool[ep].name, data);
-		return;
-	}
-	if (below(th, 2))
-		drain(data & 0xffffffffU);
-}
-
-static void *waiter(void *arg)
-{
-	struct thread *th = arg;
-	struct epoll_event evs[8];
-	int i, n, s;
-
-	while (!atomic_load(&stop)) {
-		s = below(th, NR_EPOLL);
-		n = epoll_wait(pool[s].fd, evs, 1 + below(th, ARRAY_SIZE(evs)),
-			       below(th, 3));
-		th->calls++;
-		if (n < 0 && (errno == EINTR ||
-			      (pool[s].group && errno == EBADF)))
-			continue;
-		if (n < 0) {
-			helper_error("epoll_wait on %s: %s", pool[s].name,
-				     strerror(errno));
-			continue;
-		}
-		th->events += n;
-		for (i = 0; i < n; i++)
-			check_event(th, s, &evs[i]);
-	}
-	atomic_store(&th->finished, true);
-	return NULL;
-}
-
-/* Make the files ready, and not: write to them and read from them */
-static void *writer(void *arg)
-{
-	struct thread *th = arg;
-	const struct slot *s;
-	char c = 'x';
-	int ret;
-
-	while (!atomic_load(&stop)) {
-		s = &pool[below(th, NR_SLOTS)];
-		switch (s->kind) {
-		case K_SOCK:
-			if (below(th, 3))
-				ret = write(s->fd, &c, 1);
-			else
-				drain(s - pool);
-			break;
-		case K_PIPE_W:
-			ret = write(s->fd, &c, 1);
-			break;
-		case K_EVENTFD:
-			if (below(th, 3))
-				ret = eventfd_write(s->fd, 1);
-			else
-				drain(s - pool);
-			break;
-		case K_PIPE_R:
-			drain(s - pool);
-			break;
-		default:
-			continue;
-		}
-		(void)ret;	/* full, or the peer re-created: no matter */
-		if (++th->calls % 8 == 0)
-			sleep_us(20);
-	}
-	atomic_store(&th->finished, true);
-	return NULL;
-}
-
-/* A new file (or two) of the kind of a churner's group */
-static int create(int group, int fd[2])
-{
-	fd[1] = -1;
-	switch (group) {
-	case G_EPOLL:
-		fd[0] = epoll_create1(0);
-		return fd[0] < 0 ? -1 : 0;
-	case G_SOCK:
-		return socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fd);
-	case G_EVENTFD:
-		fd[0] = eventfd(0, EFD_NONBLOCK);
-		return fd[0] < 0 ? -1 : 0;
-	case G_PIPE:
-		return pipe2(fd, O_NONBLOCK);
-	}
-	return -1;
-}
-
-static int add(int ep, int fd, unsigned int events)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = DATA(fd) };
-
-	return epoll_ctl(pool[ep].fd, EPOLL_CTL_ADD, pool[fd].fd, &ev);
-}
-
-/*
- * Re-create a group's files in place: dup2() new ones onto their numbers,
- * at once or after closing the old ones. No other thread opens a file once
- * the fuzz runs, so nothing else can take a number while it is closed.
- */
-static void churn(struct thread *th, int group)
-{
-	int first = group_slot[group], n = group == G_SOCK ||
-					   group == G_PIPE ? 2 : 1;
-	int fd[2], i;
-
-	if (create(group, fd)) {
-		helper_error("re-creating %s: %s", pool[first].name,
-			     strerror(errno));
-		return;
-	}
-	if (below(th, 2)) {
-		for (i = 0; i < n; i++)
-			close(pool[first + i].fd);
-		sched_yield();
-	}
-	for (i = 0; i < n; i++) {
-		if (dup2(fd[i], pool[first + i].fd) < 0)
-			helper_error("dup2 onto %s: %s", pool[first + i].name,
-				     strerror(errno));
-		close(fd[i]);
-	}
-	/*
-	 * This ADD may fail as any may: a fuzzer was quicker (EEXIST), or
-	 * the fuzzers' nesting gave the socket too many wakeup paths (EINVAL)
-	 */
-	if (group == G_EPOLL &&
-	    add(S_EP_CHURN, S_SOCK_A0, EPOLLIN | EPOLLONESHOT) &&
-	    !(outcomes(EPOLL_CTL_ADD, P_GOOD, K_EPOLL, K_SOCK, false) &
-	      outcome(errno)))
-		helper_error("ADD to the re-created epoll set: %s",
-			     strerror(errno));
-	th->calls++;
-}
-
-static void *churner(void *arg)
-{
-	struct thread *th = arg;
-
-	while (!atomic_load(&stop)) {
-		churn(th, 1 + below(th, NR_GROUPS - 1));
-		sleep_us(50);
-	}
-	atomic_store(&th->finished, true);
-	return NULL;
-}
-
-static int setup_slot(int first, int group)
-{
-	int fd[2];
-
-	if (create(group, fd))
-		return -1;
-	pool[first].fd = fd[0];
-	if (fd[1] >= 0)
-		pool[first + 1].fd = fd[1];
-	return 0;
-}
-
-static const char *setup(void)
-{
-	static const int watched[] = {
-		S_SOCK_A0, S_SOCK_A1, S_EVENTFD, S_PIPE_R, S_SOCK_B0,
-	};
-	char path[] = "/tmp/epoll_ctl_fuzz.XXXXXX";
-	struct rlimit rl;
-	unsigned int i;
-	int s, hi;
-
-	for (s = S_EP_A; s <= S_EP_CHURN; s++)
-		if (setup_slot(s, G_EPOLL))
-			return "epoll_create1";
-	if (setup_slot(S_SOCK_A0, G_SOCK) || setup_slot(S_SOCK_B0, G_SOCK))
-		return "socketpair";
-	if (setup_slot(S_EVENTFD, G_EVENTFD) ||
-	    setup_slot(S_EVENTFD_CHURN, G_EVENTFD))
-		return "eventfd";
-	if (setup_slot(S_PIPE_R, G_PIPE) || setup_slot(S_PIPE_CHURN_R, G_PIPE))
-		return "pipe2";
-	pool[S_FILE].fd = mkstemp(path);
-	if (pool[S_FILE].fd < 0)
-		return "mkstemp";
-	unlink(path);
-	pool[S_DEVNULL].fd = open("/dev/null", O_RDWR);
-	if (pool[S_DEVNULL].fd < 0)
-		return "open /dev/null";
-
-	/* A closed fd well above the others: nothing will be given it */
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return "getrlimit";
-	hi = rl.rlim_cur > 1024 ? 1023 : (int)rl.rlim_cur - 1;
-	errno = 0;
-	if (hi <= pool[S_DEVNULL].fd + 16 || fcntl(hi, F_GETFD) != -1 ||
-	    errno != EBADF)
-		return "finding a closed fd";
-	pool[S_CLOSED].fd = hi;
-
-	/*
-	 * Some items to start with: A watches with EPOLLONESHOT, B without;
-	 * the outer set watches the inner one, which watches a socket.
-	 */
-	for (i = 0; i < ARRAY_SIZE(watched); i++)
-		if (add(S_EP_A, watched[i], EPOLLIN | EPOLLONESHOT) ||
-		    add(S_EP_B, watched[i], EPOLLIN | EPOLLOUT))
-			return "EPOLL_CTL_ADD";
-	if (add(S_EP_A, S_PIPE_W, EPOLLOUT | EPOLLONESHOT | EPOLLET) ||
-	    add(S_EP_INNER, S_SOCK_A1, EPOLLIN) ||
-	    add(S_EP_OUTER, S_EP_INNER, EPOLLIN | EPOLLONESHOT) ||
-	    add(S_EP_OUTER, S_SOCK_A0, EPOLLIN | EPOLLONESHOT) ||
-	    add(S_EP_CHURN, S_SOCK_A0, EPOLLIN | EPOLLONESHOT))
-		return "EPOLL_CTL_ADD";
-
-	page_size = sysconf(_SC_PAGESIZE);
-	guard = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (guard == MAP_FAILED || mprotect(guard + page_size, page_size,
-					    PROT_NONE))
-		return "mmap";
-	return NULL;
-}
-
 /*
  * Is op 4 EPOLL_CTL_DISABLE here (epoll_disable.h's probe), and does an
  * unknown op read its event? Without the op, op 4 is an unknown op, which
@@ -868,9 +521,10 @@ static void on_alarm(int sig)
 	_exit(KSFT_FAIL);
 }
 
-static int test_no, failed;
+int test_no;
+static int failed;
 
-static void result(bool ok, const char *fmt, ...)
+void result(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -896,349 +550,6 @@ static void disable_coverage(const unsigned long *n)
 	result(n[0] && n[EBUSY] && n[EALREADY] && n[EINVAL] && n[ENOENT],
 	       "%s (%lu, %lu, %lu, %lu, %lu times)", name, n[0], n[EBUSY],
 	       n[EALREADY], n[EINVAL], n[ENOENT]);
-}
-
-/*
- * The sequential phase: one thread, an epoll set of its own and a few
- * eventfds, random ops on them, and after each op its answer, and what
- * epoll_wait() and poll() on the set report, compared with a model of
- * every item.  An eventfd is readable while its count is not 0 and each
- * write wakes its waiters with EPOLLIN, so readiness and edges are the
- * phase's own to decide.
- *
- * In the model an item is armed from ADD or MOD until epoll_wait() hands
- * out its event (EPOLLONESHOT) or DISABLE answers 0.  epoll_wait() and
- * poll() report it if it is armed for EPOLLIN and readable and, with
- * EPOLLET, queued: a write while it is armed, or ADD or MOD while it is
- * readable, queues it; its delivery, DISABLE and a read that empties the
- * eventfd unqueue it.  DISABLE answers ENOENT for a file not in the set,
- * EINVAL without EPOLLONESHOT, 0 if armed, EBUSY if delivered and
- * EALREADY if disabled; without the op, what an unknown op answers.  The first difference ends the phase.
- *
- * "-x" hands the model a wrong kernel, one that leaves a oneshot item
- * armed when it delivers its event: the phase must fail.
- */
-#define SEQ_ITEMS	4
-#define SEQ_OPS		20000
-
-enum {
-	Q_ADD, Q_MOD, Q_DEL, Q_DISABLE, Q_WRITE, Q_READ, Q_WAIT, Q_POLL,
-	NR_SEQ_OPS
-};
-
-/* The states DISABLE finds an item in, for the coverage check */
-enum {
-	ST_ABSENT, ST_NOT_ONESHOT, ST_IDLE, ST_READY, ST_DELIVERED,
-	ST_DISABLED, NR_STATES
-};
-
-static const char *const state_name[NR_STATES] = {
-	"not in the set", "not oneshot", "armed, idle", "armed, ready",
-	"delivered", "disabled",
-};
-
-struct seq_item {
-	int fd;
-	unsigned int events;
-	bool added, armed, queued, readable, delivered;
-};
-
-static struct {
-	int ep;
-	struct seq_item item[SEQ_ITEMS];
-	unsigned long ops, reports;
-	unsigned long disable[NR_STATES];
-	int answer[NR_STATES];		/* DISABLE's answer in each state */
-	char diff[320];
-} seq;
-
-static bool seq_reported(const struct seq_item *it)
-{
-	return it->added && it->armed && (it->events & EPOLLIN) &&
-	       it->readable && (!(it->events & EPOLLET) || it->queued);
-}
-
-static int seq_state(const struct seq_item *it)
-{
-	if (!it->added)
-		return ST_ABSENT;
-	if (!(it->events & EPOLLONESHOT))
-		return ST_NOT_ONESHOT;
-	if (it->armed)
-		return seq_reported(it) ? ST_READY : ST_IDLE;
-	return it->delivered ? ST_DELIVERED : ST_DISABLED;
-}
-
-static void seq_arm(struct seq_item *it, unsigned int events)
-{
-	it->events = events;
-	it->armed = true;
-	it->delivered = false;
-	it->queued = it->readable && (events & EPOLLIN);
-}
-
-/* What DISABLE answers for @it: 0 (it disarms the item) or -errno */
-static int seq_disable(const struct seq_item *it)
-{
-	if (!has_disable)
-		return unknown_reads_event ? -EFAULT : -EINVAL;
-	if (!it->added)
-		return -ENOENT;
-	if (!(it->events & EPOLLONESHOT))
-		return -EINVAL;
-	if (it->armed)
-		return 0;
-	return it->delivered ? -EBUSY : -EALREADY;
-}
-
-/* epoll_ctl() on the phase's set: 0 or a negative errno */
-static int seq_ctl(int op, const struct seq_item *it, unsigned int events)
-{
-	struct epoll_event ev = {
-		.events = events,
-		.data.u64 = DATA(it - seq.item),
-	};
-	bool with_event = op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD;
-
-	return epoll_ctl(seq.ep, op, it->fd, with_event ? &ev : NULL) ?
-	       -errno : 0;
-}
-
-static void seq_item_str(const struct seq_item *it, char *buf, size_t len)
-{
-	snprintf(buf, len, "item %d (%s%s%s%s%s%s)", (int)(it - seq.item),
-		 !it->added ? "not in the set" :
-		 it->events & EPOLLONESHOT ? "oneshot" : "not oneshot",
-		 it->added && (it->events & EPOLLET) ? ", ET" : "",
-		 it->added && !(it->events & EPOLLIN) ? ", no EPOLLIN" : "",
-		 !it->added ? "" : it->armed ? ", armed" :
-		 it->delivered ? ", delivered" : ", disabled",
-		 it->added && it->queued ? ", queued" : "",
-		 it->readable ? ", readable" : "");
-}
-
-static bool seq_differs(const char *what, const struct seq_item *it,
-			int got, int want)
-{
-	char item[120], g[20], w[20];
-
-	if (got == want)
-		return false;
-	seq_item_str(it, item, sizeof(item));
-	snprintf(seq.diff, sizeof(seq.diff),
-		 "op %lu, %s on %s: got %s, the model says %s", seq.ops, what,
-		 item, err_name(-got, g, sizeof(g)),
-		 err_name(-want, w, sizeof(w)));
-	return true;
-}
-
-/* epoll_wait() with no timeout: exactly the items the model reports */
-static bool seq_wait(void)
-{
-	struct epoll_event evs[SEQ_ITEMS + 1];
-	unsigned int want = 0, got = 0;
-	struct seq_item *it;
-	int i, n;
-
-	for (i = 0; i < SEQ_ITEMS; i++)
-		want |= seq_reported(&seq.item[i]) << i;
-	n = epoll_wait(seq.ep, evs, ARRAY_SIZE(evs), 0);
-	if (n < 0) {
-		snprintf(seq.diff, sizeof(seq.diff), "op %lu, epoll_wait: %s",
-			 seq.ops, strerror(errno));
-		return false;
-	}
-	for (i = 0; i < n; i++) {
-		if (evs[i].data.u64 >> 32 != DATA_TAG ||
-		    (evs[i].data.u64 & 0xffffffffU) >= SEQ_ITEMS ||
-		    evs[i].events != EPOLLIN)
-			break;
-		got |= 1U << (evs[i].data.u64 & 0xffffffffU);
-	}
-	if (i < n || got != want || n != __builtin_popcount(want)) {
-		snprintf(seq.diff, sizeof(seq.diff),
-			 "op %lu, epoll_wait: %d events, items %#x (last %#x, data %#llx); the model says items %#x",
-			 seq.ops, n, got, n ? evs[n - 1].events : 0,
-			 n ? (unsigned long long)evs[n - 1].data.u64 : 0ULL,
-			 want);
-		return false;
-	}
-	seq.reports += n;
-	for (i = 0; i < SEQ_ITEMS; i++) {
-		it = &seq.item[i];
-		if (!(got & 1U << i))
-			continue;
-		if (it->events & EPOLLET)
-			it->queued = false;
-		if ((it->events & EPOLLONESHOT) && !opt.wrong_model) {
-			it->armed = false;
-			it->delivered = true;
-		}
-	}
-	return true;
-}
-
-/* poll() on the set: readable exactly when the model reports an item */
-static bool seq_poll(void)
-{
-	struct pollfd pfd = { .fd = seq.ep, .events = POLLIN };
-	bool want = false;
-	int i, n;
-
-	for (i = 0; i < SEQ_ITEMS; i++)
-		want = want || seq_reported(&seq.item[i]);
-	n = poll(&pfd, 1, 0);
-	if (n < 0 || !!n != want) {
-		snprintf(seq.diff, sizeof(seq.diff),
-			 "op %lu, poll on the set: %s, the model says %s",
-			 seq.ops, n < 0 ? strerror(errno) :
-			 n ? "readable" : "not readable",
-			 want ? "readable" : "not readable");
-		return false;
-	}
-	return true;
-}
-
-static unsigned int seq_events(struct thread *th)
-{
-	static const unsigned int events[] = {
-		EPOLLIN, EPOLLIN | EPOLLET, EPOLLIN | EPOLLONESHOT,
-		EPOLLIN | EPOLLONESHOT | EPOLLET, EPOLLONESHOT,
-	};
-
-	return events[below(th, ARRAY_SIZE(events))];
-}
-
-/* One random op, checked; false at the first difference */
-static bool seq_step(struct thread *th)
-{
-	struct seq_item *it = &seq.item[below(th, SEQ_ITEMS)];
-	unsigned int events;
-	eventfd_t v;
-	int want, got, state;
-
-	seq.ops++;
-	switch (below(th, NR_SEQ_OPS)) {
-	case Q_ADD:
-		events = seq_events(th);
-		want = it->added ? -EEXIST : 0;
-		got = seq_ctl(EPOLL_CTL_ADD, it, events);
-		if (seq_differs("ADD", it, got, want))
-			return false;
-		if (!got) {
-			it->added = true;
-			seq_arm(it, events);
-		}
-		return true;
-	case Q_MOD:
-		events = seq_events(th);
-		want = it->added ? 0 : -ENOENT;
-		got = seq_ctl(EPOLL_CTL_MOD, it, events);
-		if (seq_differs("MOD", it, got, want))
-			return false;
-		if (!got)
-			seq_arm(it, events);
-		return true;
-	case Q_DEL:
-		want = it->added ? 0 : -ENOENT;
-		got = seq_ctl(EPOLL_CTL_DEL, it, 0);
-		if (seq_differs("DEL", it, got, want))
-			return false;
-		it->added = false;
-		return true;
-	case Q_DISABLE:
-		/* One time in four with an event: refused, the item as it was */
-		if (has_disable && !below(th, 4)) {
-			struct epoll_event ev = { .events = EPOLLIN };
-
-			got = epoll_ctl(seq.ep, EPOLL_CTL_DISABLE, it->fd, &ev) ?
-			      -errno : 0;
-			return !seq_differs("DISABLE with an event", it, got,
-					    -EINVAL);
-		}
-		state = seq_state(it);
-		got = seq_ctl(EPOLL_CTL_DISABLE, it, 0);
-		if (seq_differs("DISABLE", it, got, seq_disable(it)))
-			return false;
-		if (!got) {
-			it->armed = false;
-			it->queued = false;
-		}
-		seq.disable[state]++;
-		seq.answer[state] = got;
-		return true;
-	case Q_WRITE:
-		if (eventfd_write(it->fd, 1)) {
-			seq_differs("write", it, -errno, 0);
-			return false;
-		}
-		it->readable = true;
-		if (it->added && it->armed && (it->events & EPOLLIN))
-			it->queued = true;
-		return true;
-	case Q_READ:
-		if (eventfd_read(it->fd, &v) && errno != EAGAIN) {
-			seq_differs("read", it, -errno, 0);
-			return false;
-		}
-		it->readable = false;
-		it->queued = false;
-		return true;
-	case Q_WAIT:
-		return seq_wait();
-	}
-	return seq_poll();
-}
-
-/* Run the phase; NULL if the kernel did what the model said throughout */
-static const char *sequential(void)
-{
-	struct thread th;
-	const char *why = NULL;
-	int i;
-
-	seed_thread(&th, 300);
-	seq.ep = epoll_create1(0);
-	if (seq.ep < 0)
-		return "epoll_create1 failed";
-	for (i = 0; i < SEQ_ITEMS; i++) {
-		seq.item[i].fd = eventfd(0, EFD_NONBLOCK);
-		if (seq.item[i].fd < 0)
-			return "eventfd failed";
-	}
-	while (seq.ops < SEQ_OPS && !why)
-		if (!seq_step(&th))
-			why = seq.diff;
-	for (i = 0; i < SEQ_ITEMS; i++)
-		close(seq.item[i].fd);
-	close(seq.ep);
-	return why;
-}
-
-/* Did the phase ask DISABLE in every state, and get the right answer? */
-static void sequential_coverage(void)
-{
-	const char *name = "sequential: DISABLE asked in every state";
-	char line[400], e[20];
-	size_t n = 0;
-	bool all = true;
-	int s;
-
-	for (s = 0; s < NR_STATES; s++) {
-		all = all && seq.disable[s];
-		n += snprintf(line + n, sizeof(line) - n, "%s%s %lu (%s)",
-			      s ? ", " : "", state_name[s], seq.disable[s],
-			      seq.disable[s] ?
-			      err_name(-seq.answer[s], e, sizeof(e)) : "-");
-	}
-	printf("# sequential: %lu ops, %lu events reported; DISABLE: %s\n",
-	       seq.ops, seq.reports, line);
-	if (!has_disable) {
-		printf("ok %d %s # SKIP kernel without EPOLL_CTL_DISABLE\n",
-		       ++test_no, name);
-		return;
-	}
-	result(all, "%s", name);
 }
 
 static int start(struct thread *th, unsigned int n, void *(*fn)(void *))

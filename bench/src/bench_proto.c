@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bench's -M proto and -M reclaim: the driver.  Waiters in
+ * epoll_wait() on one set of P.n EPOLLONESHOT socketpairs, a writer
+ * writing bytes to random items, and a canceller that replaces a random
+ * item by a new one and deletes the old one, over and over; how it is
+ * deleted, and how a waiter handles the event it was handed, is the
+ * protocol's (struct protocol, bench.h).  The driver times the window,
+ * counts what the threads did, and checks that a safe protocol touched
+ * no freed item.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+struct proto P;
+static long long *reclaim_samples;
+static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void error_at(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&error_lock);
+	if (!atomic_fetch_add(&P.errors, 1)) {
+		va_start(ap, fmt);
+		vsnprintf(P.first_error, sizeof(P.first_error), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&error_lock);
+}
+
+/*
+ * The calling thread's count of io_uring_enter() and epoll_*() calls:
+ * its struct waiter's, or the canceller's; NULL in the main thread,
+ * whose calls (setup, teardown) are not the protocol's
+ */
+static __thread atomic_ulong *sys_calls;
+
+/* Count one such call, just before it is made */
+void sys_call(void)
+{
+	if (sys_calls)
+		atomic_fetch_add_explicit(sys_calls, 1, memory_order_relaxed);
+}
+
+static void *quarantine_ring[QUARANTINE];
+static struct quarantine quarantine =
+	QUARANTINE_INIT(quarantine_ring, struct item, g);
+
+void item_release(struct item *it)
+{
+	pthread_mutex_destroy(&it->g.lock);
+	free(it);
+}
+
+/* Was the deletion of an item decided at @t in the timed window? */
+static bool in_window(long long t)
+{
+	return t >= atomic_load(&P.window_start) &&
+	       t < atomic_load(&P.window_end);
+}
+
+void sample_add(struct samples *s, long long v)
+{
+	long i = atomic_fetch_add(&s->n, 1);
+
+	if (i < MAX_SAMPLES)
+		s->v[i] = v;
+}
+
+/* The item's memory may be reused now: count its wait if it was timed */
+void reclaimed(struct item *it)
+{
+	if (it->timed && !atomic_load(&P.drained)) {
+		sample_add(&P.reclaim, now_ns() - it->decided);
+		atomic_fetch_sub(&P.pending, 1);
+	}
+}
+
+/*
+ * "free": poison the item and keep it for QUARANTINE more frees; an item
+ * deleted in the window is reclaimed now, until the run stops counting
+ */
+void item_free(struct item *it)
+{
+	reclaimed(it);
+	it->g.tag = ITEM_POISON;
+	quarantine_put(&quarantine, it);
+}
+
+void item_close(struct item *it)
+{
+	close(it->c.fd[0]);
+	close(it->c.fd[1]);
+}
+
+/* Remove an item from the set; @close_fds unless they stay open a while */
+void item_del(struct item *it, bool close_fds)
+{
+	sys_call();
+	if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, it->c.fd[0], NULL))
+		error_at("EPOLL_CTL_DEL of fd %d: %s", it->c.fd[0],
+			 strerror(errno));
+	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
+	if (close_fds)
+		item_close(it);
+}
+
+static struct item *item_alloc(void)
+{
+	struct item *it;
+
+	if (P.protocol->alloc)
+		return P.protocol->alloc();
+	it = calloc(1, sizeof(*it));
+	if (it)
+		pthread_mutex_init(&it->g.lock, NULL);
+	return it;
+}
+
+/* Give back an item that did not make it into the set */
+static void item_unalloc(struct item *it)
+{
+	if (P.protocol->unalloc)
+		P.protocol->unalloc(it);
+	else
+		item_release(it);
+}
+
+/* EPOLL_CTL_ADD of @it with @data: 0, or the errno */
+int item_add(struct item *it, epoll_data_t data)
+{
+	struct epoll_event ev = { .events = it->c.events, .data = data };
+
+	sys_call();
+	return epoll_ctl(P.epfd, EPOLL_CTL_ADD, it->c.fd[0], &ev) ? errno : 0;
+}
+
+static struct item *item_new(void)
+{
+	const struct protocol *p = P.protocol;
+	struct item *it = item_alloc();
+	int tries = 0, err;
+
+	if (!it)
+		return NULL;
+	while (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			  0, it->c.fd)) {
+		/* deferred: retired items keep their fds until freed */
+		if ((errno != EMFILE && errno != ENFILE) || tries++ > 1000 ||
+		    !p->out_of_fds) {
+			error_at("socketpair: %s", strerror(errno));
+			item_unalloc(it);
+			return NULL;
+		}
+		p->out_of_fds();
+		sleep_us(1000);
+	}
+	it->g.tag = ITEM_LIVE;
+	it->c.events = EPOLLIN | EPOLLONESHOT;
+	err = p->add ? p->add(it) : item_add(it, (epoll_data_t){ .ptr = it });
+	if (err) {
+		error_at("EPOLL_CTL_ADD: %s", strerror(err));
+		item_close(it);
+		it->g.tag = ITEM_POISON;
+		item_unalloc(it);
+		return NULL;
+	}
+	return it;
+}
+
+/* For an event this waiter owns: drain the socket, re-arm the item */
+void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
+		 bool may_be_gone)
+{
+	struct epoll_event ev = { .events = it->c.events, .data = data };
+	char buf[256];
+	ssize_t n;
+
+	while ((n = read(it->c.fd[0], buf, sizeof(buf))) > 0)
+		;
+	if (n < 0 && errno != EAGAIN)
+		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
+	/* @may_be_gone: deleted since we looked, and that is fine */
+	sys_call();
+	if (epoll_ctl(P.epfd, EPOLL_CTL_MOD, it->c.fd[0], &ev) &&
+	    (errno != ENOENT || !may_be_gone))
+		error_at("EPOLL_CTL_MOD of fd %d: %s", it->c.fd[0],
+			 strerror(errno));
+	atomic_fetch_add_explicit(&w->events, 1, memory_order_relaxed);
+}
+
+void count(atomic_ulong *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* Wake a waiter out of epoll_wait(): it fails with EINTR */
+void kick(struct waiter *w)
+{
+	pthread_kill(w->thread, SIGUSR1);
+	count(&w->kicks);
+}
+
+/* disable and naive: the owner's step, under the item's lock */
+void locked_event(struct waiter *w, epoll_data_t data)
+{
+	struct item *it = data.ptr;
+
+	switch (owner_lock(&it->g)) {
+	case ITEM_DELETED:
+		count(&w->late);
+		pthread_mutex_unlock(&it->g.lock);
+		break;
+	case ITEM_STOPPED:
+		/* DISABLE said EBUSY: we own the event, we delete */
+		item_del(it, true);
+		pthread_mutex_unlock(&it->g.lock);
+		item_free(it);
+		count(&w->owner_deletes);
+		break;
+	case ITEM_HELD:
+		item_handle(w, it, data, false);
+		pthread_mutex_unlock(&it->g.lock);
+		break;
+	}
+}
+
+static void *waiter(void *arg)
+{
+	const struct protocol *p = P.protocol;
+	struct waiter *w = arg;
+	struct epoll_event ev;
+	int n;
+
+	sys_calls = &w->sys;
+	if (p->run_waiter)
+		return p->run_waiter(w);
+	for (;;) {
+		if (p->wait_begin)
+			p->wait_begin(w);
+		sys_call();
+		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
+		if (n <= 0 || !ev.data.ptr) {
+			if (p->wait_none)
+				p->wait_none(w);
+			if (n < 0 && errno != EINTR) {
+				error_at("epoll_wait: %s", strerror(errno));
+				return NULL;
+			}
+			if (n > 0)
+				return NULL;	/* quitfd: the run is over */
+			continue;
+		}
+		if (p->woken)
+			p->woken(w);
+
+		/* The window in which the item may be freed under us */
+		if (opt.delay_us)
+			sleep_us(opt.delay_us);
+
+		p->event(w, ev.data);
+	}
+}
+
+/* Sleep until the @k-th step of a thread paced at @rate a second */
+static void pace(long long t0, long k, long rate)
+{
+	long long due, now;
+
+	if (!rate)
+		return;
+	due = t0 + k * 1000000000LL / rate;
+	now = now_ns();
+	if (due > now)
+		sleep_us((due - now) / 1000);
+}
+
+static void *writer(void *arg)
+{
+	unsigned long s = opt.seed * 0x9e3779b97f4a7c15UL + 1;
+	long long t0 = now_ns();
+	struct slot *sl;
+	long k;
+
+	(void)arg;
+	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
+	     k++) {
+		sl = &P.slots[rnd_next(&s) % P.n];
+		pthread_mutex_lock(&sl->lock);
+		if (write(sl->it->c.fd[1], "x", 1) != 1 && errno != EAGAIN)
+			error_at("write: %s", strerror(errno));
+		pthread_mutex_unlock(&sl->lock);
+		pace(t0, k, opt.write_rate);
+	}
+	return NULL;
+}
+
+/* Count the items deleted and not yet freed, at each deletion */
+static void sample_pending(void)
+{
+	long v = atomic_load(&P.pending);
+
+	if (v > P.pending_peak)
+		P.pending_peak = v;
+	P.pending_sum += v;
+	P.pending_samples++;
+}
+
+/*
+ * The canceller: replace a random item by a new one and delete the old
+ * one, at the -c rate; the protocol's own work (deferred reclamation)
+ * runs here too, between deletions. Once the window is over (draining), only the reclamation
+ * goes on.
+ */
+static void *canceller(void *arg)
+{
+	unsigned long s = opt.seed * 0xbf58476d1ce4e5b9UL + 7;
+	const struct protocol *p = P.protocol;
+	long long t0 = now_ns();
+	struct item *it, *old;
+	struct slot *sl;
+	long k;
+
+	(void)arg;
+	sys_calls = &P.canceller_sys;
+	if (p->canceller_begin && p->canceller_begin())
+		return NULL;
+	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
+	     k++) {
+		if (p->canceller_tick)
+			p->canceller_tick();
+		if (atomic_load(&P.draining)) {
+			sleep_us(100);
+			continue;
+		}
+		sl = &P.slots[rnd_next(&s) % P.n];
+		it = item_new();
+		if (!it) {
+			sleep_us(1000);
+			continue;
+		}
+		pthread_mutex_lock(&sl->lock);
+		old = sl->it;
+		sl->it = it;
+		pthread_mutex_unlock(&sl->lock);
+		old->decided = now_ns();
+		old->timed = in_window(old->decided);
+		if (old->timed) {
+			atomic_fetch_add(&P.pending, 1);
+			sample_pending();
+		}
+		p->cancel(old);
+		pace(t0, k, opt.cancel_rate);
+	}
+	if (p->canceller_end)
+		p->canceller_end();
+	return NULL;
+}
+
+static void totals(struct totals *t)
+{
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < P.nr_waiters; i++) {
+		t->events += atomic_load(&P.waiters[i].events);
+		t->late += atomic_load(&P.waiters[i].late);
+		t->stale += atomic_load(&P.waiters[i].stale);
+		t->owner_deletes += atomic_load(&P.waiters[i].owner_deletes);
+		t->kicks += atomic_load(&P.waiters[i].kicks);
+		t->waiter_sys += atomic_load(&P.waiters[i].sys);
+		t->empty += atomic_load(&P.waiters[i].empty);
+	}
+	t->deletions = atomic_load(&P.deletions);
+	t->sys = t->waiter_sys + atomic_load(&P.canceller_sys);
+}
+
+/* CPU time the readers, the writer and the canceller have used */
+struct cpu_use {
+	double waiters, writer, canceller;
+};
+
+static double thread_cpu(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t c;
+
+	if (pthread_getcpuclockid(t, &c) || clock_gettime(c, &ts))
+		return 0;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void cpu_use(struct cpu_use *u, pthread_t wthread, pthread_t cthread)
+{
+	int i;
+
+	u->waiters = 0;
+	for (i = 0; i < P.nr_waiters; i++)
+		u->waiters += thread_cpu(P.waiters[i].thread);
+	u->writer = thread_cpu(wthread);
+	u->canceller = thread_cpu(cthread);
+}
+
+/* The CPUs this process may run on: 1 under "taskset 1" */
+static int cpus_allowed(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return CPU_COUNT(&set);
+}
+
+/* Calls in the window per event handled in it */
+static double per_event(unsigned long calls, const struct totals *t0,
+			const struct totals *t1)
+{
+	unsigned long events = t1->events - t0->events;
+
+	return events ? (double)calls / events : 0;
+}
+
+static int proto_setup(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	int i;
+
+	P.epfd = epoll_create1(EPOLL_CLOEXEC);
+	P.quitfd = eventfd(0, EFD_CLOEXEC);
+	if (P.epfd < 0 || P.quitfd < 0)
+		return -1;
+	/* Level-triggered, never re-armed: wakes every waiter at the end */
+	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
+		return -1;
+	P.slots = calloc(P.n, sizeof(*P.slots));
+	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
+	if (!P.slots || !P.waiters)
+		return -1;
+	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
+	if (P.protocol->setup && P.protocol->setup())
+		return -1;
+	for (i = 0; i < P.n; i++) {
+		pthread_mutex_init(&P.slots[i].lock, NULL);
+		P.slots[i].it = item_new();
+		if (!P.slots[i].it)
+			return -1;
+	}
+	return 0;
+}
+
+static void proto_teardown(void)
+{
+	int i;
+
+	for (i = 0; i < P.n; i++) {
+		if (!P.slots[i].it)
+			continue;
+		if (P.protocol->teardown_item) {
+			P.protocol->teardown_item(P.slots[i].it);
+		} else {
+			item_del(P.slots[i].it, true);
+			item_release(P.slots[i].it);
+		}
+		pthread_mutex_destroy(&P.slots[i].lock);
+	}
+	if (P.protocol->teardown)
+		P.protocol->teardown();
+	quarantine_drain(&quarantine);
+	free(P.slots);
+	free(P.waiters);
+	close(P.epfd);
+	close(P.quitfd);
+}
+
+/*
+ * After the window: no more deletions; wait until what was deleted in it
+ * is freed, or for twice the waiters' timeout and a second more. Then
+ * stop the writer and the canceller, and give the items the protocol
+ * still holds (deferred's) their age so far as their wait. Returns how
+ * many were not freed.
+ */
+static long proto_drain(pthread_t wthread, pthread_t cthread)
+{
+	long drain_ms = P.timeout == NO_TIMEOUT ? 1000 : 2 * P.timeout + 1000;
+	long long until = now_ns() + drain_ms * 1000000LL;
+	long unfreed;
+
+	atomic_store(&P.draining, true);
+	while (atomic_load(&P.pending) > 0 && now_ns() < until)
+		sleep_us(1000);
+	atomic_store(&P.quit, true);
+	pthread_join(wthread, NULL);
+	pthread_join(cthread, NULL);
+	atomic_store(&P.drained, true);
+	unfreed = atomic_load(&P.pending);
+	if (P.protocol->unfreed)
+		P.protocol->unfreed();
+	return unfreed;
+}
+
+/* -M reclaim: the waits of the items deleted in the window */
+static void report_reclaim(int waiters, int n,
+			   double events_per_s, long unfreed)
+{
+	long k = atomic_load(&P.reclaim.n);
+	long long *v = P.reclaim.v;
+
+	if (k > MAX_SAMPLES) {
+		out("# %ld reclaim samples past the first %ld not kept", k -
+		    MAX_SAMPLES, MAX_SAMPLES);
+		k = MAX_SAMPLES;
+	}
+	if (!k) {
+		fail("%s, %d readers, timeout %d: no deletion in the window",
+		     P.protocol->name, waiters, P.timeout);
+		return;
+	}
+	qsort(v, k, sizeof(*v), cmp_ll);
+	out("reclaim,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%ld,%.0f",
+	    P.protocol->name, waiters, n, P.timeout, k,
+	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
+	    v[k - 1] / 1e3, P.pending_samples ?
+	    P.pending_sum / P.pending_samples : 0.0, P.pending_peak,
+	    unfreed, events_per_s);
+}
+
+static void run_proto(const struct protocol *protocol, int waiters, int n,
+		      int timeout)
+{
+	struct totals t0, t1, t2;
+	struct cpu_use u0, u1;
+	pthread_t wthread, cthread;
+	long long ns0, ns1;
+	long unfreed;
+	double secs;
+	int i;
+
+	if (protocol->needs_disable && !has_disable)
+		return;		/* said once, in main() */
+	memset(&P, 0, sizeof(P));
+	P.protocol = protocol;
+	P.nr_waiters = waiters;
+	P.n = n;
+	P.timeout = timeout;
+	atomic_store(&P.window_start, LLONG_MAX);
+	atomic_store(&P.window_end, LLONG_MAX);
+	P.reclaim.v = reclaim_samples;
+	raise_nofile((rlim_t)4 * n + 4 * QUARANTINE + 256);
+	if (proto_setup()) {
+		fail("%s setup, %d items: %s", P.protocol->name, n,
+		     P.errors ? P.first_error : strerror(errno));
+		return;
+	}
+	for (i = 0; i < waiters; i++)
+		if (pthread_create(&P.waiters[i].thread, NULL, waiter,
+				   &P.waiters[i])) {
+			fail("pthread_create of reader %d", i);
+			exit(1);
+		}
+	if (protocol->started)
+		protocol->started();
+	if (pthread_create(&wthread, NULL, writer, NULL) ||
+	    pthread_create(&cthread, NULL, canceller, NULL)) {
+		fail("pthread_create");
+		exit(1);
+	}
+
+	sleep_us(WARMUP_US);
+	totals(&t0);
+	cpu_use(&u0, wthread, cthread);
+	ns0 = now_ns();
+	atomic_store(&P.window_start, ns0);
+	sleep_us(opt.seconds * 1e6);
+	totals(&t1);
+	cpu_use(&u1, wthread, cthread);
+	ns1 = now_ns();
+	atomic_store(&P.window_end, ns1);
+	unfreed = proto_drain(wthread, cthread);
+
+	if (eventfd_write(P.quitfd, 1))
+		error_at("write of quitfd: %s", strerror(errno));
+	for (i = 0; i < waiters; i++)
+		pthread_join(P.waiters[i].thread, NULL);
+
+	secs = (ns1 - ns0) / 1e9;
+	/* late touches over the whole run, with the wind-down */
+	totals(&t2);
+	if (atomic_load(&P.errors))
+		fail("%s, %d readers: %lu unexpected errors, first: %s",
+		     P.protocol->name, waiters,
+		     atomic_load(&P.errors), P.first_error);
+	if (!protocol->unsafe && t2.late)
+		fail("%s, %d readers: %lu late touches in a safe protocol",
+		     P.protocol->name, waiters, t2.late);
+	if (opt.mode == MODE_RECLAIM)
+		report_reclaim(waiters, n,
+			       (t1.events - t0.events) / secs, unfreed);
+	else
+		out("proto,%s,%d,%d,%.3f,%lu,%.0f,%lu,%.0f,%lu,%.1f,%.3f,%.3f,%.2f,%.2f,%.2f,%d",
+		    P.protocol->name, waiters, n, secs,
+		    t1.events - t0.events, (t1.events - t0.events) / secs,
+		    t1.deletions - t0.deletions,
+		    (t1.deletions - t0.deletions) / secs, t2.late,
+		    protocol->bytes_per_item(), per_event(t1.sys - t0.sys, &t0, &t1),
+		    per_event(t1.waiter_sys - t0.waiter_sys, &t0, &t1),
+		    (u1.waiters - u0.waiters) / secs,
+		    (u1.writer - u0.writer) / secs,
+		    (u1.canceller - u0.canceller) / secs, cpus_allowed());
+	if (protocol->report)
+		protocol->report(waiters, &t2);
+	if (t2.kicks)
+		out("# %s, %d readers: %lu signals to readers in epoll_wait()",
+		    P.protocol->name, waiters, t2.kicks);
+	proto_teardown();
+}
+
+/* SIGUSR1 only interrupts a waiter's epoll_wait() */
+static void on_kick(int sig)
+{
+	(void)sig;
+}
+
+/* Each protocol in turn, from the -o-th of the list on, wrapping round */
+static void run_config(int waiters, int n, int timeout)
+{
+	int j;
+
+	for (j = 0; j < opt.nr_protocols; j++)
+		run_proto(opt.protocols[(j + opt.first) % opt.nr_protocols],
+			  waiters, n, timeout);
+}
+
+/* -M proto and -M reclaim: every configuration, -r times over */
+void run_protos(void)
+{
+	struct sigaction sa = { .sa_handler = on_kick };
+	char rate[32];
+	int run, i, k, t;
+
+	/* no SA_RESTART: epoll_wait() is never restarted anyway */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	reclaim_samples = calloc(MAX_SAMPLES, sizeof(*reclaim_samples));
+	if (!reclaim_samples) {
+		fail("no memory for %ld samples", MAX_SAMPLES);
+		return;
+	}
+	if (opt.cancel_rate)
+		snprintf(rate, sizeof(rate), "%ld/s", opt.cancel_rate);
+	else
+		snprintf(rate, sizeof(rate), "flat out");
+	out("# %g s per run, %d runs, delay %d us, churn %s",
+	    opt.seconds, opt.runs, opt.delay_us, rate);
+	if (opt.write_rate)
+		snprintf(rate, sizeof(rate), "%ld/s", opt.write_rate);
+	else
+		snprintf(rate, sizeof(rate), "flat out");
+	out("# writes %s", rate);
+	if (opt.mode == MODE_RECLAIM)
+		out("kind,protocol,readers,items,timeout_ms,deletions,p50_us,p99_us,max_us,pending_mean,pending_peak,unfreed,events_per_s");
+	else
+		out("kind,protocol,readers,items,seconds,events,events_per_s,deletions,deletions_per_s,late_touches,bytes_per_item,syscalls_per_event,reader_syscalls_per_event,reader_cpu,writer_cpu,deleter_cpu,cpus");
+	for (run = 0; run < opt.runs; run++)
+		for (k = 0; k < opt.nr_sizes; k++)
+			for (t = 0; t < opt.nr_timeouts; t++)
+				for (i = 0; i < opt.nr_waiters; i++)
+					run_config(opt.waiters[i],
+						   opt.sizes[k],
+						   opt.timeouts[t]);
+	free(reclaim_samples);
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * deferred: no kernel help and no per-item lock.  Set the item's "dead"
+ * flag, EPOLL_CTL_DEL at once, then free the item (and close its fds)
+ * only when every waiter has come back from the epoll_wait() it was in at
+ * the time (QSBR: a global epoch, one counter per waiter, a quiescent
+ * point before each epoll_wait()).  A waiter that was handed the event of
+ * a dead item drops it; its MOD may meet ENOENT.  With no timeout (-T -1)
+ * the canceller wakes the waiters it waits for with a signal.
+ *
+ * Per item: the core, the deleted flag, the retire epoch and link; one
+ * cache line per waiter (its quiescent counter), one for the global epoch
+ * and the list head; and the items waiting on the retire list (its mean
+ * length, sampled at each retirement), whole.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "bench.h"
+
+struct item_deferred {
+	struct item_core c;
+	atomic_bool dead;
+	unsigned long epoch;
+	struct item_deferred *next;
+};
+
+/* The retire list is the canceller's, or the main thread's once it is gone */
+static struct qsbr qsbr;
+static long retired, peak_retired;
+static double backlog_sum;	/* retire list length, summed */
+static unsigned long retirements;
+
+static int deferred_setup(void)
+{
+	memset(&qsbr, 0, sizeof(qsbr));
+	qsbr_init(&qsbr, &P.waiters[0].qs, sizeof(P.waiters[0]),
+		  P.nr_waiters);
+	retired = peak_retired = 0;
+	backlog_sum = 0;
+	retirements = 0;
+	return 0;
+}
+
+/*
+ * The quiescent point. This waiter holds no item: whatever its last
+ * epoll_wait() returned has been handled, and the next one starts after
+ * every deletion of an epoch up to this one, so it cannot return those
+ * items.
+ */
+static void deferred_quiescent(struct waiter *w)
+{
+	qsbr_quiescent(&qsbr, &w->qs);
+}
+
+/* An event for an item that a waiter holds, no lock taken */
+static void deferred_event(struct waiter *w, epoll_data_t data)
+{
+	struct item *it = data.ptr;
+
+	if (it->g.tag != ITEM_LIVE)
+		count(&w->late);
+	else if (atomic_load(&it->dead))
+		count(&w->stale);	/* deleted, not yet freed: drop it */
+	else
+		item_handle(w, it, data, true);
+}
+
+static void deferred_free(struct qsbr_node *n)
+{
+	struct item *it = qsbr_entry(n, struct item, retired);
+
+	retired--;
+	item_close(it);
+	item_free(it);
+}
+
+/* Free what no waiter can hold any more */
+static bool deferred_reclaim(void)
+{
+	qsbr_reclaim(&qsbr, false, deferred_free);
+	return true;
+}
+
+/*
+ * deferred, -T -1: wake the waiters that keep the oldest retired item
+ * from being freed, each at most once every KICK_EVERY_US
+ */
+static void deferred_kick(void)
+{
+	struct qsbr_node *oldest = qsbr.head;
+	long long now = now_ns();
+	struct waiter *w;
+	int i;
+
+	if (!oldest || P.timeout != NO_TIMEOUT)
+		return;
+	for (i = 0; i < P.nr_waiters; i++) {
+		w = &P.waiters[i];
+		if (atomic_load(&w->qs) < oldest->epoch &&
+		    now - w->kicked >= KICK_EVERY_US * 1000LL) {
+			kick(w);
+			w->kicked = now;
+		}
+	}
+}
+
+static void deferred_retire(struct item *it)
+{
+	qsbr_retire(&qsbr, &it->retired);
+	if (++retired > peak_retired)
+		peak_retired = retired;
+	backlog_sum += retired;
+	retirements++;
+}
+
+static void deferred_tick(void)
+{
+	deferred_reclaim();
+	deferred_kick();
+}
+
+static void deferred_cancel(struct item *it)
+{
+	atomic_store(&it->dead, true);
+	item_del(it, false);
+	deferred_retire(it);
+}
+
+/* Those still on the retire list once the canceller is gone */
+static void deferred_unfreed(void)
+{
+	struct qsbr_node *n;
+	struct item *it;
+
+	for (n = qsbr.head; n; n = n->next) {
+		it = qsbr_entry(n, struct item, retired);
+		if (it->timed)
+			sample_add(&P.reclaim, now_ns() - it->decided);
+	}
+}
+
+static double mean_backlog(void)
+{
+	return retirements ? backlog_sum / retirements : 0;
+}
+
+static void deferred_report(int waiters, const struct totals *t)
+{
+	out("# deferred, %d readers: retire list %.0f items on average, %ld at most; %lu stale events",
+	    waiters, mean_backlog(), peak_retired, t->stale);
+}
+
+static double deferred_bytes_per_item(void)
+{
+	double n = P.n;
+
+	return sizeof(struct item_deferred) +
+	       (P.nr_waiters + 1.0) * CACHELINE / n +
+	       mean_backlog() * sizeof(struct item_deferred) / n;
+}
+
+/* The waiters are gone: free every item still retired */
+static void deferred_teardown(void)
+{
+	qsbr_reclaim(&qsbr, true, deferred_free);
+}
+
+const struct protocol proto_deferred = {
+	.name = "deferred",
+	.setup = deferred_setup,
+	.out_of_fds = deferred_reclaim,
+	.wait_begin = deferred_quiescent,
+	.event = deferred_event,
+	.canceller_tick = deferred_tick,
+	.cancel = deferred_cancel,
+	.unfreed = deferred_unfreed,
+	.report = deferred_report,
+	.bytes_per_item = deferred_bytes_per_item,
+	.teardown = deferred_teardown,
+};

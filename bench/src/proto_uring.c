@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uring: no epoll, io_uring as epoll_disable_uring.h does it.  Each
+ * waiter has a ring of its own and the items whose poll
+ * (IORING_OP_POLL_ADD, multishot) lives there; the canceller sends the
+ * item's waiter a message (IORING_OP_MSG_RING), and the waiter cancels
+ * the poll (IORING_OP_ASYNC_CANCEL) and frees the item when it reaps the
+ * poll's terminal completion (no IORING_CQE_F_MORE).  New items reach
+ * their waiter the same way.  A ring per waiter, not one shared by all: a
+ * ring's SQ has one producer and its CQ one consumer, so a shared ring
+ * needs a lock around both, which serialises the waiters as global does,
+ * and the thread that reaps an item's completions would no longer be the
+ * only one to touch it.  Items are dealt to the rings in turn.  Its
+ * reclaim time is the message's trip, the waiter's cancel and its reaping
+ * of the poll's end.
+ *
+ * Per item: the core, the home ring's index and the cancelling flag;
+ * every ring's mapped SQ, SQEs and CQ, the canceller's too.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+struct item_uring {
+	struct item_core c;
+	int home;
+	bool cancelling;
+};
+
+static struct ring cring;	/* the canceller's, for messages */
+static atomic_int ready;	/* waiters with their ring set up */
+static int next_home;		/* the ring the next item goes to */
+static atomic_long ring_bytes_total;	/* mapped by every ring */
+
+/* The canceller's ring, which sends its messages; NULL elsewhere */
+static __thread struct ring *msg_ring;
+
+static int uring_setup(void)
+{
+	atomic_store(&ready, 0);
+	next_home = 0;
+	atomic_store(&ring_bytes_total, 0);
+	return 0;
+}
+
+/*
+ * uring: queue a message to @it's waiter in the canceller's ring; the
+ * canceller submits it with the next (uring_flush())
+ */
+static void uring_send(struct item *it, enum ring_tag tag)
+{
+	if (!home_send(msg_ring, &P.waiters[it->home].home,
+		       ring_data(it, tag)))
+		error_at("no SQE for a message");
+}
+
+/*
+ * uring: submit the canceller's messages, one io_uring_enter() for the
+ * new item's and the old one's
+ */
+static void uring_flush(void)
+{
+	int err = ring_flush(msg_ring);
+
+	if (err)
+		error_at("IORING_OP_MSG_RING: %s", strerror(-err));
+}
+
+/* Before the waiters run, each arms its own at its start */
+static int uring_add(struct item *it)
+{
+	it->home = next_home++ % P.nr_waiters;
+	if (msg_ring)
+		uring_send(it, TAG_ARM);
+	return 0;
+}
+
+/*
+ * uring: a waiter's ring holds the polls of the items dealt to it, at
+ * most this many SQEs in flight at once (more wait for the next submit),
+ * and room for this many completions per item it polls, up to a cap: a
+ * fuller CQ ends multishot polls, which the waiter then re-arms
+ */
+#define URING_SQ		64
+#define URING_CQ_PER_ITEM	4
+#define URING_CQ_MIN		256
+#define URING_CQ_MAX		8192
+
+/*
+ * uring: arm @it's poll in this waiter's ring. Only the home waiter
+ * submits to its ring.
+ */
+static void uring_arm(void *arg, void *item)
+{
+	struct waiter *w = arg;
+	struct item *it = item;
+
+	if (!ring_poll(&w->home.ring, it->c.fd[0], it))
+		error_at("no SQE for the poll of fd %d", it->c.fd[0]);
+}
+
+/*
+ * uring: the canceller's message for @it has reached its waiter: cancel
+ * the poll. The item is freed at the poll's terminal completion, which
+ * this waiter reaps: until then its fds stay open and nobody frees it.
+ */
+static void uring_cancel(void *arg, void *item)
+{
+	struct waiter *w = arg;
+	struct item *it = item;
+
+	it->cancelling = true;
+	w->home.ending++;
+	if (!ring_cancel(&w->home.ring, it))
+		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
+}
+
+/* uring: the poll's terminal completion of a cancelled item: free it */
+static void uring_free(struct waiter *w, struct item *it)
+{
+	w->home.ending--;
+	item_close(it);
+	item_free(it);
+	count(&w->owner_deletes);
+}
+
+/* uring: drain the socket the poll reported ready; no re-arm is needed */
+static void uring_read(struct waiter *w, struct item *it)
+{
+	char buf[256];
+	ssize_t n, got = 0;
+
+	while ((n = read(it->c.fd[0], buf, sizeof(buf))) > 0)
+		got += n;
+	if (n < 0 && errno != EAGAIN)
+		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
+	count(got ? &w->events : &w->empty);
+}
+
+/*
+ * uring: a completion of @it's poll, reaped by its waiter. A poll that
+ * ends by itself (a full CQ ends a multishot poll) is armed again; one
+ * that ends after the cancel frees the item.
+ */
+static void uring_event(void *arg, void *item,
+			const struct io_uring_cqe *cqe)
+{
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+	struct waiter *w = arg;
+	struct item *it = item;
+
+	/* The window in which the item may be freed under us */
+	if (opt.delay_us)
+		sleep_us(opt.delay_us);
+	if (it->g.tag != ITEM_LIVE) {
+		count(&w->late);
+		return;
+	}
+	if (it->cancelling) {
+		if (!more)
+			uring_free(w, it);
+		else
+			count(&w->stale);
+		return;
+	}
+	if (cqe->res > 0)
+		uring_read(w, it);
+	else if (cqe->res != -ECANCELED)
+		error_at("poll of fd %d: %s", it->c.fd[0], strerror(-cqe->res));
+	if (!more)
+		uring_arm(w, it);
+}
+
+static const struct home_ops uring_ops = {
+	.arm = uring_arm,
+	.cancel = uring_cancel,
+	.event = uring_event,
+};
+
+/*
+ * uring: the waiter sets up its ring in its own thread (the ring's only
+ * issuer), arms the items dealt to it and quitfd's poll, then reaps and
+ * waits. Each io_uring_enter() submits what the last completions asked
+ * for (re-arms, cancels) and waits for the next ones.
+ */
+static void *uring_waiter(struct waiter *w)
+{
+	unsigned int cq = URING_CQ_PER_ITEM * (P.n / P.nr_waiters + 1);
+	int i, err;
+
+	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
+	     URING_CQ_MAX : cq;
+	err = home_open(&w->home, URING_SQ, cq, &w->sys, P.quitfd);
+	if (err) {
+		error_at("io_uring_setup: %s", strerror(err));
+		atomic_fetch_add(&ready, 1);
+		return NULL;
+	}
+	atomic_fetch_add(&ring_bytes_total, ring_bytes(&w->home.ring));
+	/*
+	 * The items dealt to this waiter, before the canceller starts: it
+	 * waits for every waiter to be ready, and from then on it replaces
+	 * the slots' items and sends their waiters the messages. An item
+	 * both found here and sent would be polled twice, the poll the
+	 * cancel does not end naming it after its free.
+	 */
+	for (i = 0; i < P.n; i++)
+		if (P.slots[i].it->home == w - P.waiters)
+			uring_arm(w, P.slots[i].it);
+	atomic_fetch_add(&ready, 1);
+	err = home_run(&w->home, P.timeout, &uring_ops, w);
+	if (err)
+		error_at("io_uring_enter: %s", strerror(-err));
+	if (w->home.cancel_err)
+		error_at("cancel of a poll: %s",
+			 strerror(-w->home.cancel_err));
+	ring_close(&w->home.ring);
+	return NULL;
+}
+
+/* Each waiter's ring is set up before a message is sent */
+static void uring_started(void)
+{
+	while (atomic_load(&ready) < P.nr_waiters)
+		sleep_us(1000);
+}
+
+static int uring_canceller_begin(void)
+{
+	int err = ring_open(&cring, URING_SQ, URING_CQ_MIN, &P.canceller_sys);
+
+	if (err) {
+		error_at("io_uring_setup: %s", strerror(err));
+		return -1;
+	}
+	atomic_fetch_add(&ring_bytes_total, ring_bytes(&cring));
+	msg_ring = &cring;
+	return 0;
+}
+
+static void uring_canceller_end(void)
+{
+	ring_close(msg_ring);
+	msg_ring = NULL;
+}
+
+/* Its waiter frees it, at its poll's terminal completion */
+static void uring_cancel_item(struct item *it)
+{
+	uring_send(it, TAG_CANCEL);
+	uring_flush();
+	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
+}
+
+static void uring_report(int waiters, const struct totals *t)
+{
+	out("# uring, %d readers: %lu items freed at their poll's end, %lu events after the cancel, %lu events whose read found nothing, %ld KiB of rings",
+	    waiters, t->owner_deletes, t->stale, t->empty,
+	    atomic_load(&ring_bytes_total) / 1024);
+}
+
+static double uring_bytes_per_item(void)
+{
+	return sizeof(struct item_uring) +
+	       atomic_load(&ring_bytes_total) / (double)P.n;
+}
+
+/* The rings are gone: close and free */
+static void uring_teardown_item(struct item *it)
+{
+	item_close(it);
+	item_release(it);
+}
+
+const struct protocol proto_uring = {
+	.name = "uring",
+	.setup = uring_setup,
+	.add = uring_add,
+	.run_waiter = uring_waiter,
+	.started = uring_started,
+	.canceller_begin = uring_canceller_begin,
+	.canceller_end = uring_canceller_end,
+	.cancel = uring_cancel_item,
+	.report = uring_report,
+	.bytes_per_item = uring_bytes_per_item,
+	.teardown_item = uring_teardown_item,
+};

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the server's files share: the options, a connection (struct
+ * item), a waiter, the server's state S and the functions the files call
+ * across.  epoll_disable_server.c runs wrk, reports and checks;
+ * server_conn.c is the connections' life: the waiters, the acceptor, the
+ * reaper and the books; server_uring.c is the uring protocol's side.
+ */
+#ifndef EPOLL_DISABLE_SERVER_H
+#define EPOLL_DISABLE_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "epoll_disable_util.h"
+#include "epoll_disable_uring.h"
+
+/* Waiters wake this often without events: the deferred quiescent point */
+#define WAIT_MS		10
+/* Freed items stay poisoned this long (in frees) before free() */
+#define QUARANTINE	16384
+#define MAX_IDS		(1 << 22)
+#define MAX_SAMPLES	(1 << 20)
+#define REQ_MAX		1024
+#define DROP_EVERY	500
+#define MAX_IDLERS	64
+/* uring: each ring's SQEs and CQEs */
+#define URING_SQ	64
+#define URING_CQ	1024
+
+
+enum protocol { PROTO_DISABLE, PROTO_DEFERRED, PROTO_NAIVE, PROTO_URING,
+		NR_PROTOCOLS };
+enum fault {
+	FAULT_NONE, FAULT_LEAK_CONN, FAULT_DOUBLE_FREE, FAULT_LEAK_FD,
+	FAULT_DOUBLE_CLOSE, FAULT_DROP, FAULT_EARLY_FREE, NR_FAULTS
+};
+
+
+struct server_opt {
+	enum protocol protocol;
+	enum fault fault;
+	long waiters, idlers;
+	long wrk_threads, wrk_conns, seconds;
+	long idle_ms, cancel_rate, delay_us;
+	const char *wrk, *prefix;
+};
+
+extern struct server_opt opt;
+
+struct item {
+	/* the tag: ITEM_POISON once freed; stop: no more requests, closing */
+	struct item_guard g;
+	int fd;
+	unsigned int gen;	/* the fd number's generation at accept */
+	unsigned long id;
+	bool cancelled;		/* closing by a canceller's decision */
+	long long seen_ns;	/* last request, for the idle canceller */
+	long long cancel_ns;	/* when the canceller decided */
+	struct qsbr_node retired;	/* deferred: the retire list */
+	int home;		/* uring: the waiter whose ring polls it */
+	bool closing;		/* uring: its waiter cancelled the poll */
+	size_t len;
+	char buf[REQ_MAX];
+};
+
+struct waiter {
+	pthread_t thread;
+	atomic_ulong qs;	/* deferred: QSBR's counter */
+	struct ring_home home;	/* uring: its ring, the others' messages */
+};
+
+struct wrk_figures {
+	bool seen;
+	double us, requests, connect, read, write, status, timeout, p50, p99;
+};
+
+struct server {
+	int epfd, lfd, quitfd, port;
+	struct waiter *waiters;
+	atomic_bool quit;
+
+	/* the items by fd number, for the canceller: under table_lock */
+	pthread_mutex_t table_lock;
+	struct item **table;
+	int table_size, table_hi;
+
+	/* every fd number's generation and whether it is open: fd_lock */
+	pthread_mutex_t fd_lock;
+	unsigned int *fd_gen;
+	unsigned char *fd_open;
+
+	/* deferred: the retire list is the canceller's alone */
+	struct qsbr qsbr;
+
+	/* uring: waiters with a ring; the acceptor's next waiter */
+	atomic_int ready;
+	unsigned long next_home;
+
+	atomic_ulong accepted, closed, bad_closes, allocs, frees, bad_frees;
+	atomic_ulong requests, answered, send_failed, late, stale, errors;
+	atomic_ulong cancels_idle, cancels_forced, cancel_now, cancel_busy;
+	atomic_ulong unread;
+	atomic_ulong owner_closes, client_closes, next_id, idle_clients;
+	atomic_long held;
+	long held_max;
+	double held_sum;
+	unsigned long held_samples;
+	long long cancel_from, cancel_until;
+
+	/* reclaim latencies in ns: stats_lock */
+	pthread_mutex_t stats_lock;
+	long long *samples;
+	unsigned long nr_samples;
+
+	char first_error[160];
+};
+
+extern struct server S;
+
+/* Freed connections, poisoned, and how often each id was freed */
+extern unsigned char *freed;
+
+void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void error_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void inc(atomic_ulong *c);
+
+/* server_conn.c */
+void item_free(struct item *it);
+void fd_close(struct item *it);
+void table_remove(struct item *it);
+void table_add_locked(struct item *it);
+bool receive(struct item *it);
+void *waiter(void *arg);
+void *acceptor(void *arg);
+void *canceller(void *arg);
+void *idler(void *arg);
+int setup(void);
+void stop(pthread_t acc, pthread_t can, pthread_t idl);
+
+/* server_uring.c */
+void *uring_waiter(struct waiter *w);
+void uring_send(struct item *it, enum ring_tag tag);
+void uring_stop_sending(void);
+
+#endif /* EPOLL_DISABLE_SERVER_H */
