@@ -26,10 +26,12 @@ RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $
 # not pruned while it lives, and its guests' logs are its own
 EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
-# The projects with a follow-up queue in patches/ and a check-<project>;
-# make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace ltp musl glibc liburing syzkaller
-TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
+# The projects with a follow-up queue in patches/ and a check-<project>,
+# each on the project's upstream tree given as <PROJECT>=DIR (GLIBC=,
+# LIBURING=, ...: scripts/lib/followup.sh); make test runs, on its first
+# base, those whose tree is given and says SKIP for the others
+FOLLOWUPS := strace ltp musl glibc liburing syzkaller man-pages
+export GLIBC LIBURING MUSL STRACE MANPAGES
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
@@ -64,14 +66,12 @@ test-steps:
 	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
 	@$(S)/check-host
 	@$(S)/check-model || true
-	@$(S)/check-man
 	@for b in $(TEST_BASES); do \
 		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
 			$(MAKE) --no-print-directory test-base || exit 1; \
 	done
-	@b=$(firstword $(TEST_BASES)); for p in $(TEST_FOLLOWUPS); do \
-		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/check-$$p || exit 1; \
-	done
+	@b=$(firstword $(TEST_BASES)); \
+		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/check-followups $(FOLLOWUPS)
 
 # What make test checks on one base, its checks named after the base: the
 # series, the kernel with it (and configure's negative control), the guest
@@ -181,12 +181,11 @@ build: configure
 # The series as a reviewer checks it: regenerated from the sources and
 # compared, git am on the pristine base, checkpatch --strict, a build after
 # every patch, sparse and W=1 against the base's own warnings (which need
-# the kernel built with the series and without it); and the man page
-## check-series: the series as a reviewer checks it, and the man page
+# the kernel built with the series and without it)
+## check-series: the series as a reviewer checks it
 check-series: deps source
 check-series-steps:
 	@$(S)/check-series
-	@$(S)/check-man
 	@$(S)/apply && $(S)/configure
 	@$(S)/check-bisect
 	@$(S)/build && UNPATCHED=1 $(S)/apply && UNPATCHED=1 $(S)/configure && \
@@ -241,8 +240,8 @@ model-steps:
 # syzkaller: syz-sysgen and prog's and runtest's tests on a copy of the
 # tree given as SYZKALLER=, each with a negative control; it needs no
 # kernel tree (deps only), and it is not part of make test.
-$(filter-out check-syzkaller,$(FOLLOWUPS:%=check-%)): deps source
-check-syzkaller: deps
+$(filter-out check-syzkaller check-man-pages,$(FOLLOWUPS:%=check-%)): deps source
+check-syzkaller check-man-pages: deps
 ifneq ($(filter check-syzkaller,$(MAKECMDGOALS)),)
 ifeq ($(SYZKALLER),)
 $(error make check-syzkaller needs SYZKALLER=/path/to/syzkaller: a checkout of google/syzkaller at the commit patches/syzkaller/series names)

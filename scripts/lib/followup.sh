@@ -137,5 +137,12 @@ followup_once() {
 # followup_skip PROJECT VAR: make test's line for a check it cannot run
 # without the tree VAR names
 followup_skip() {
-	record ok "$1: # SKIP the queue needs upstream $1: make check-$1 $2=/path/to/$1"
+	record ok "$1: the queue on upstream $1 # SKIP no tree: give $2=/path/to/$1"
+}
+
+# followup_var PROJECT: the variable that names PROJECT's tree (GLIBC,
+# LIBURING, MANPAGES, ...)
+followup_var() {
+	local v=${1//-/}
+	echo "${v^^}"
 }
