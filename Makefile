@@ -221,39 +221,20 @@ model-steps:
 	@$(S)/check-model || true
 
 ## check-%: % with patches/%/: its checks and their control
-# The follow-ups for other projects, one queue each in patches/<project>/:
-# make check-<project> builds the project with its queue and runs what the
-# queue adds, with a negative control (scripts/check-<project> says which).
-# strace: its epoll_ctl test and a DISABLE call decoded by name, the
-# machine's own strace failing both.  ltp: epoll_ctl08 passing on the
-# kernel with the series and giving TCONF on the base; LTP is not
-# packaged, so make check-ltp LTP=/path/to/ltp builds the tree it is
-# given (a copy of it, in the cache), and it is not part of make test.
-# musl: built with its queue, our scripts/followups/libc_disable.c takes
-# the op from <sys/epoll.h> and passes in the guest on the patched kernel,
-# skips on the base; without the queue it does not compile.
-# glibc (not built): the queue's tst-epoll-consts.py passes against the
-# series' <linux/eventpoll.h>, fails against the base's and with glibc's
-# own <sys/epoll.h>.
-# liburing: its new test of DISABLE through io_uring_prep_epoll_ctl(), in
-# the guest: passing on the patched kernel, skipping on the base.
-# syzkaller: syz-sysgen and prog's and runtest's tests on a copy of the
-# tree given as SYZKALLER=, each with a negative control; it needs no
-# kernel tree (deps only), and it is not part of make test.
+# The follow-ups for other projects, one queue each in patches/<project>/,
+# each on the project's upstream tree: make check-<project> <PROJECT>=DIR
+# (GLIBC=, MUSL=, LIBURING=, STRACE=, MANPAGES=, LTP=, SYZKALLER=) applies
+# the queue with git am at the commit its series file pins and runs the
+# project's own kind of test there, with a negative control: glibc's
+# consts test against the series' header and the base's; musl's and
+# liburing's programs in the guest, passing on the series' kernel and
+# skipping on the base; strace's epoll_ctl test, failing under the
+# machine's strace; the man page's lint and render; LTP's epoll_ctl08 and
+# 09 in the guest, TCONF on the base; syzkaller's syz-sysgen and Go tests
+# at its last vendored commit.  patches/README says more.
 $(filter-out check-syzkaller check-man-pages,$(FOLLOWUPS:%=check-%)): deps source
 check-syzkaller check-man-pages: deps
-ifneq ($(filter check-syzkaller,$(MAKECMDGOALS)),)
-ifeq ($(SYZKALLER),)
-$(error make check-syzkaller needs SYZKALLER=/path/to/syzkaller: a checkout of google/syzkaller at the commit patches/syzkaller/series names)
-endif
-endif
-export SYZKALLER
-ifneq ($(filter check-ltp,$(MAKECMDGOALS)),)
-ifeq ($(LTP),)
-$(error no LTP tree: give a git checkout of LTP, as in 'make check-ltp LTP=/path/to/ltp' (patches/ltp/series names the commit the queue is against))
-endif
-endif
-export LTP
+export LTP SYZKALLER
 $(FOLLOWUPS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*
 
