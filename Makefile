@@ -26,10 +26,12 @@ RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $
 # not pruned while it lives, and its guests' logs are its own
 EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
-# The projects with a follow-up queue in patches/ and a check-<project>;
-# make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace ltp musl glibc liburing syzkaller
-TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
+# The projects with a follow-up queue in patches/ and a check-<project>,
+# each on the project's upstream tree given as <PROJECT>=DIR (GLIBC=,
+# LIBURING=, ...: scripts/lib/followup.sh); make test runs, on its first
+# base, those whose tree is given and says SKIP for the others
+FOLLOWUPS := strace ltp musl glibc liburing syzkaller man-pages
+export GLIBC LIBURING MUSL STRACE MANPAGES
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
@@ -64,14 +66,12 @@ test-steps:
 	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
 	@$(S)/check-host
 	@$(S)/check-model || true
-	@$(S)/check-man
 	@for b in $(TEST_BASES); do \
 		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
 			$(MAKE) --no-print-directory test-base || exit 1; \
 	done
-	@b=$(firstword $(TEST_BASES)); for p in $(TEST_FOLLOWUPS); do \
-		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/check-$$p || exit 1; \
-	done
+	@b=$(firstword $(TEST_BASES)); \
+		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/check-followups $(FOLLOWUPS)
 
 # What make test checks on one base, its checks named after the base: the
 # series, the kernel with it (and configure's negative control), the guest
@@ -180,12 +180,11 @@ build: configure
 # The series as a reviewer checks it: regenerated from the sources and
 # compared, git am on the pristine base, checkpatch --strict, a build after
 # every patch, sparse and W=1 against the base's own warnings (which need
-# the kernel built with the series and without it); and the man page
-## check-series: the series as a reviewer checks it, and the man page
+# the kernel built with the series and without it)
+## check-series: the series as a reviewer checks it
 check-series: deps source
 check-series-steps:
 	@$(S)/check-series
-	@$(S)/check-man
 	@$(S)/apply && $(S)/configure
 	@$(S)/check-bisect
 	@$(S)/kernel --both || true
@@ -220,39 +219,20 @@ model-steps:
 	@$(S)/check-model || true
 
 ## check-%: % with patches/%/: its checks and their control
-# The follow-ups for other projects, one queue each in patches/<project>/:
-# make check-<project> builds the project with its queue and runs what the
-# queue adds, with a negative control (scripts/check-<project> says which).
-# strace: its epoll_ctl test and a DISABLE call decoded by name, the
-# machine's own strace failing both.  ltp: epoll_ctl08 passing on the
-# kernel with the series and giving TCONF on the base; LTP is not
-# packaged, so make check-ltp LTP=/path/to/ltp builds the tree it is
-# given (a copy of it, in the cache), and it is not part of make test.
-# musl: built with its queue, our scripts/followups/libc_disable.c takes
-# the op from <sys/epoll.h> and passes in the guest on the patched kernel,
-# skips on the base; without the queue it does not compile.
-# glibc (not built): the queue's tst-epoll-consts.py passes against the
-# series' <linux/eventpoll.h>, fails against the base's and with glibc's
-# own <sys/epoll.h>.
-# liburing: its new test of DISABLE through io_uring_prep_epoll_ctl(), in
-# the guest: passing on the patched kernel, skipping on the base.
-# syzkaller: syz-sysgen and prog's and runtest's tests on a copy of the
-# tree given as SYZKALLER=, each with a negative control; it needs no
-# kernel tree (deps only), and it is not part of make test.
-$(filter-out check-syzkaller,$(FOLLOWUPS:%=check-%)): deps source
-check-syzkaller: deps
-ifneq ($(filter check-syzkaller,$(MAKECMDGOALS)),)
-ifeq ($(SYZKALLER),)
-$(error make check-syzkaller needs SYZKALLER=/path/to/syzkaller: a checkout of google/syzkaller at the commit patches/syzkaller/series names)
-endif
-endif
-export SYZKALLER
-ifneq ($(filter check-ltp,$(MAKECMDGOALS)),)
-ifeq ($(LTP),)
-$(error no LTP tree: give a git checkout of LTP, as in 'make check-ltp LTP=/path/to/ltp' (patches/ltp/series names the commit the queue is against))
-endif
-endif
-export LTP
+# The follow-ups for other projects, one queue each in patches/<project>/,
+# each on the project's upstream tree: make check-<project> <PROJECT>=DIR
+# (GLIBC=, MUSL=, LIBURING=, STRACE=, MANPAGES=, LTP=, SYZKALLER=) applies
+# the queue with git am at the commit its series file pins and runs the
+# project's own kind of test there, with a negative control: glibc's
+# consts test against the series' header and the base's; musl's and
+# liburing's programs in the guest, passing on the series' kernel and
+# skipping on the base; strace's epoll_ctl test, failing under the
+# machine's strace; the man page's lint and render; LTP's epoll_ctl08 and
+# 09 in the guest, TCONF on the base; syzkaller's syz-sysgen and Go tests
+# at its last vendored commit.  patches/README says more.
+$(filter-out check-syzkaller check-man-pages,$(FOLLOWUPS:%=check-%)): deps source
+check-syzkaller check-man-pages: deps
+export LTP SYZKALLER
 $(FOLLOWUPS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*
 

@@ -100,11 +100,12 @@ cache_in_use() {
 cache_units() {
 	local d f kind t family
 	for d in "$CACHE"/base/* "$CACHE"/work/* "$CACHE"/base/*/build-* \
-		 "$CACHE"/work/*/build-* "$CACHE"/*; do
+		 "$CACHE"/work/*/build-* "$CACHE"/followups/* "$CACHE"/*; do
 		[ -d "$d" ] || continue
 		case $d in
 		"$CACHE"/*/*) ;;
-		# a follow-up's cache (strace's, musl's, ...) is a tree of its own
+		# a follow-up's cache (strace's, musl's, ...) is a tree of its
+		# own, as is each of followups/ (lib/followup.sh)
 		*) [ -d "$TOP/patches/$(basename "$d")" ] || continue ;;
 		esac
 		case $d in

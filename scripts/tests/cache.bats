@@ -104,6 +104,16 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 	[ "$output" = "error: a kernel build needs 2.0G free in $C, which has 1.0M: free some space there, or lower EPOLL_DISABLE_CACHE_MAX, or move the cache (EPOLL_DISABLE_CACHE=)" ]
 }
 
+@test "cache: each upstream tree of followups/ is a unit, and goes by its last use" {
+	unit followups/glibc-old 3 60
+	unit followups/glibc-new 3 1
+	EPOLL_DISABLE_CACHE_MAX=32M run "$SCRIPTS/cache" prune
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$C/followups/glibc-old" ]
+	[ -d "$C/followups/glibc-new" ]
+}
+
 @test "cache: a follow-up's cache is one unit, and goes by its last use" {
 	unit strace/bookworm-1 3 60
 	unit strace/bookworm-2 3 1
