@@ -28,7 +28,7 @@ EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
 # The projects with a follow-up queue in patches/ and a check-<project>;
 # make test checks those that need only Debian's packages, on its first base
-FOLLOWUPS := strace ltp musl glibc liburing syzkaller
+FOLLOWUPS := strace ltp musl glibc liburing syzkaller glusterfs
 TEST_FOLLOWUPS := $(filter musl glibc liburing,$(FOLLOWUPS))
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
@@ -241,6 +241,11 @@ model-steps:
 # syzkaller: syz-sysgen and prog's and runtest's tests on a copy of the
 # tree given as SYZKALLER=, each with a negative control; it needs no
 # kernel tree (deps only), and it is not part of make test.
+# glusterfs: a real user, GlusterFS's event pool with its queue, on a
+# copy of the tree given as GLUSTERFS=: our scripts/followups/
+# glusterfs_driver.c in the guest takes the DISABLE path on the patched
+# kernel and the fallback on the base, no touch of freed state on either,
+# and is caught with its DISABLE path broken; not part of make test.
 $(filter-out check-syzkaller,$(FOLLOWUPS:%=check-%)): deps source
 check-syzkaller: deps
 ifneq ($(filter check-syzkaller,$(MAKECMDGOALS)),)
@@ -255,6 +260,12 @@ $(error no LTP tree: give a git checkout of LTP, as in 'make check-ltp LTP=/path
 endif
 endif
 export LTP
+ifneq ($(filter check-glusterfs,$(MAKECMDGOALS)),)
+ifeq ($(GLUSTERFS),)
+$(error no GlusterFS tree: give a git checkout of GlusterFS, as in 'make check-glusterfs GLUSTERFS=/path/to/glusterfs' (patches/glusterfs/series names the commit the queue is against))
+endif
+endif
+export GLUSTERFS
 $(FOLLOWUPS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*
 
