@@ -32,10 +32,16 @@ export EPOLL_DISABLE_RUN
 # base, those whose tree is given and says SKIP for the others
 FOLLOWUPS := strace ltp musl glibc liburing syzkaller man-pages
 export GLIBC LIBURING MUSL STRACE MANPAGES
+# The programs that use the op, a queue each in patches/<program>/ with
+# its check-<program> on the program's tree (GLUSTERFS=DIR): real users,
+# not follow-ups, and not part of make test
+USERS := glusterfs
+export GLUSTERFS
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
-	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%)
+	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
+	$(USERS:%=check-%)
 $(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 $(SUITES): %:
 	@: >"$(RESULTS)"
@@ -233,7 +239,13 @@ model-steps:
 $(filter-out check-syzkaller check-man-pages,$(FOLLOWUPS:%=check-%)): deps source
 check-syzkaller check-man-pages: deps
 export LTP SYZKALLER
-$(FOLLOWUPS:%=check-%-steps): check-%-steps:
+# glusterfs: a real user, GlusterFS's event pool with its queue, on a
+# copy of the tree given as GLUSTERFS=: our scripts/followups/
+# glusterfs_driver.c in the guest takes the DISABLE path on the patched
+# kernel and the fallback on the base, no touch of freed state on either,
+# and is caught with its DISABLE path broken; not part of make test.
+$(USERS:%=check-%): deps source
+$(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*
 
 # Build the kernel with each deliberately wrong ep_disable() and show that
@@ -273,10 +285,10 @@ check-tools-steps:
 	$(SUITES) $(addsuffix -steps,$(SUITES))
 
 # make help: every "## target: what it does" line above, in order; a
-# "%" in one stands for each project in FOLLOWUPS
+# "%" in one stands for each project in FOLLOWUPS and USERS
 ## help: this list
 help:
-	@awk -v followups='$(FOLLOWUPS)' 'sub(/^## /, "") { \
+	@awk -v followups='$(FOLLOWUPS) $(USERS)' 'sub(/^## /, "") { \
 		t = $$0; sub(/: .*/, "", t); d = $$0; sub(/^[^:]*: /, "", d); \
 		n = t ~ /%/ ? split(followups, p, " ") : 1; \
 		for (i = 1; i <= n; i++) { \
