@@ -61,8 +61,12 @@ run: build
 
 # The bases make test covers, one after the other: the tree in KSRC, or
 # Debian's linux-source-$(BASE), or those in BASES; by default
-# DEFAULT_BASES (scripts/lib.sh has them; scripts/bases/ has every base)
-DEFAULT_BASES := $(shell sed -n 's/^DEFAULT_BASES="\(.*\)"$$/\1/p' $(S)/lib.sh)
+# DEFAULT_BASES (scripts/lib/bases.sh has them; scripts/bases/ has every
+# base).  A make test that covered no base would pass on nothing: stop.
+DEFAULT_BASES := $(shell sed -n 's/^DEFAULT_BASES="\(.*\)"$$/\1/p' $(S)/lib/bases.sh)
+ifeq ($(DEFAULT_BASES),)
+$(error scripts/lib/bases.sh names no DEFAULT_BASES: make test would cover no base)
+endif
 TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
 
 ## test: the whole suite on each base; ends with "N passed, N failed"

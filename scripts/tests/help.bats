@@ -59,3 +59,14 @@ named_targets() {
 	printf 'not in make help:%s\n' "$missing"
 	[ -z "$missing" ]
 }
+
+@test "help: make test covers the bases scripts/lib/bases.sh lists, each" {
+	local want b
+	want=$(sed -n 's/^DEFAULT_BASES="\(.*\)"$/\1/p' "$SCRIPTS/lib/bases.sh")
+	[ -n "$want" ]
+	run make -s -C "$TOP" --no-print-directory -n test-steps
+	[ "$status" -eq 0 ]
+	for b in $want; do
+		grep -q "for b in .*\b$b\b" <<<"$output"
+	done
+}
