@@ -66,6 +66,7 @@ struct bench_opt {
 
 extern struct bench_opt opt;
 extern bool has_disable;
+extern int exit_status;
 
 void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -245,5 +246,12 @@ void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 int item_add(struct item *it, epoll_data_t data);
 void locked_event(struct waiter *w, epoll_data_t data);
 void kick(struct waiter *w);
+
+/* What a second driver may take of this one, with its own threads */
+struct item *item_new(void);
+void *proto_waiter(void *arg);
+void totals(struct totals *t);
+void quarantine_empty(void);
+void proto_teardown(void);
 
 #endif /* EPOLL_DISABLE_BENCH_H */

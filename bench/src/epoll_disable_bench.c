@@ -100,7 +100,7 @@ struct bench_opt opt = {
 };
 
 bool has_disable;
-static int exit_status;
+int exit_status;
 
 /* One line of output: the prefix, then the text */
 void out(const char *fmt, ...)
