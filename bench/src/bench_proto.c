@@ -90,6 +90,8 @@ void sample_add(struct samples *s, long long v)
 /* The item's memory may be reused now: count its wait if it was timed */
 void reclaimed(struct item *it)
 {
+	if (it->buf)
+		burst_state_free(it);
 	if (it->timed && !atomic_load(&P.drained)) {
 		sample_add(&P.reclaim, now_ns() - it->decided);
 		atomic_fetch_sub(&P.pending, 1);
@@ -193,10 +195,11 @@ void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 		 bool may_be_gone)
 {
 	struct epoll_event ev = { .events = it->c.events, .data = data };
-	char buf[256];
+	char own[256], *buf = it->buf ? it->buf : own;
 	ssize_t n;
 
-	while ((n = read(it->c.fd[0], buf, sizeof(buf))) > 0)
+	/* -M burst: into the item's own buffer, as a connection reads */
+	while ((n = read(it->c.fd[0], buf, sizeof(own))) > 0)
 		;
 	if (n < 0 && errno != EAGAIN)
 		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
