@@ -41,7 +41,7 @@
 /* Freed items stay poisoned this long (in frees) before free() */
 #define QUARANTINE	65536
 
-enum mode { MODE_OPS, MODE_PROTO, MODE_RECLAIM };
+enum mode { MODE_OPS, MODE_PROTO, MODE_RECLAIM, MODE_BURST };
 
 struct protocol;
 
@@ -66,6 +66,7 @@ struct bench_opt {
 
 extern struct bench_opt opt;
 extern bool has_disable;
+extern int exit_status;
 
 void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -76,6 +77,9 @@ void run_ops(int size);
 
 /* -M proto and -M reclaim (bench_proto.c) */
 void run_protos(void);
+
+/* -M burst (bench_burst.c) */
+void run_bursts(void);
 
 /* What the application keeps per item whatever the protocol */
 struct item_core {
@@ -103,6 +107,8 @@ struct item {
 	unsigned long born;	/* genslot, the bench's: births at ADD */
 	int home;		/* uring: the waiter whose ring polls it */
 	bool cancelling;	/* uring: its waiter has cancelled its poll */
+	char *buf;		/* -M burst: the connection's buffer, or NULL */
+	size_t buf_len;
 };
 
 /* The writer's way to an item: the canceller swaps it under the lock */
@@ -245,5 +251,14 @@ void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 int item_add(struct item *it, epoll_data_t data);
 void locked_event(struct waiter *w, epoll_data_t data);
 void kick(struct waiter *w);
+
+/* What -M burst takes of the driver: its own setup, writer and deleter */
+struct item *item_new(void);
+void *proto_waiter(void *arg);
+void totals(struct totals *t);
+void quarantine_empty(void);
+void proto_teardown(void);
+/* The burst's: free an item's buffer, at its reclaimed() */
+void burst_state_free(struct item *it);
 
 #endif /* EPOLL_DISABLE_BENCH_H */

@@ -60,6 +60,12 @@ static void *quarantine_ring[QUARANTINE];
 static struct quarantine quarantine =
 	QUARANTINE_INIT(quarantine_ring, struct item, g);
 
+/* Back to malloc now, what the quarantine holds: no thread may look */
+void quarantine_empty(void)
+{
+	quarantine_drain(&quarantine);
+}
+
 void item_release(struct item *it)
 {
 	pthread_mutex_destroy(&it->g.lock);
@@ -84,6 +90,8 @@ void sample_add(struct samples *s, long long v)
 /* The item's memory may be reused now: count its wait if it was timed */
 void reclaimed(struct item *it)
 {
+	if (it->buf)
+		burst_state_free(it);
 	if (it->timed && !atomic_load(&P.drained)) {
 		sample_add(&P.reclaim, now_ns() - it->decided);
 		atomic_fetch_sub(&P.pending, 1);
@@ -149,7 +157,7 @@ int item_add(struct item *it, epoll_data_t data)
 	return epoll_ctl(P.epfd, EPOLL_CTL_ADD, it->c.fd[0], &ev) ? errno : 0;
 }
 
-static struct item *item_new(void)
+struct item *item_new(void)
 {
 	const struct protocol *p = P.protocol;
 	struct item *it = item_alloc();
@@ -187,10 +195,11 @@ void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 		 bool may_be_gone)
 {
 	struct epoll_event ev = { .events = it->c.events, .data = data };
-	char buf[256];
+	char own[256], *buf = it->buf ? it->buf : own;
 	ssize_t n;
 
-	while ((n = read(it->c.fd[0], buf, sizeof(buf))) > 0)
+	/* -M burst: into the item's own buffer, as a connection reads */
+	while ((n = read(it->c.fd[0], buf, sizeof(own))) > 0)
 		;
 	if (n < 0 && errno != EAGAIN)
 		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
@@ -239,7 +248,7 @@ void locked_event(struct waiter *w, epoll_data_t data)
 	}
 }
 
-static void *waiter(void *arg)
+void *proto_waiter(void *arg)
 {
 	const struct protocol *p = P.protocol;
 	struct waiter *w = arg;
@@ -371,7 +380,7 @@ static void *canceller(void *arg)
 	return NULL;
 }
 
-static void totals(struct totals *t)
+void totals(struct totals *t)
 {
 	int i;
 
@@ -462,7 +471,7 @@ static int proto_setup(void)
 	return 0;
 }
 
-static void proto_teardown(void)
+void proto_teardown(void)
 {
 	int i;
 
@@ -566,7 +575,7 @@ static void run_proto(const struct protocol *protocol, int waiters, int n,
 		return;
 	}
 	for (i = 0; i < waiters; i++)
-		if (pthread_create(&P.waiters[i].thread, NULL, waiter,
+		if (pthread_create(&P.waiters[i].thread, NULL, proto_waiter,
 				   &P.waiters[i])) {
 			fail("pthread_create of reader %d", i);
 			exit(1);

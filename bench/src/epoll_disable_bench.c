@@ -41,6 +41,13 @@
  * those waiting are freed (or for twice the timeout and a second more:
  * any left then are counted as unfreed, their age so far their wait).
  *
+ * "-M burst" (bench_burst.c) asks what a protocol costs in memory: the
+ * set grows from 1,000 items to 100,000, each with a buffer of its own
+ * (512 B to 64 KiB), and is deleted back down to 1,000; for each protocol,
+ * in a process of its own, from the decision to delete an item to its
+ * buffer's free(), and the process's memory (RSS and the allocator's
+ * count) at the peak and after the burst.
+ *
  * Freed items are poisoned and kept in a quarantine for a while before
  * they really go back to malloc, so that a waiter that touches an item
  * after it was freed (a use-after-free in a real program) is counted as a
@@ -100,7 +107,7 @@ struct bench_opt opt = {
 };
 
 bool has_disable;
-static int exit_status;
+int exit_status;
 
 /* One line of output: the prefix, then the text */
 void out(const char *fmt, ...)
@@ -158,19 +165,21 @@ static void usage(const char *prog)
 			 "%s, ", protocols[i]->name);
 	fprintf(stderr,
 		"usage: %s -M ops [-n sizes] [-i iterations] [-b batch]\n"
-		"       %s [-M proto|reclaim] [-p protocols] [-t readers] [-n items]\n"
+		"       %s [-M proto|reclaim|burst] [-p protocols] [-t readers] [-n items]\n"
 		"          [-T timeouts] [-s seconds] [-r runs] [-d delay_us]\n"
 		"          [-c rate] [-w rate] [-o first]\n"
 		"  lists are comma-separated\n"
 		"  -M  ops: ns per epoll_ctl() op; proto: throughput of the\n"
 		"      deletion protocols (default); reclaim: how long a\n"
-		"      deleted item waits to be freed under each protocol\n"
+		"      deleted item waits to be freed under each protocol;\n"
+		"      burst: memory held and freed after a burst of items\n"
 		"  -n  set sizes (ops, default 10,1000,100000) or items\n"
-		"      (proto, default 1000)\n"
+		"      (proto, default 1000; burst: before and at the peak,\n"
+		"      default 1000,100000)\n"
 		"  -i  ops per op and set size (default %ld)\n"
 		"  -b  ops per timed batch (default %d)\n"
 		"  -p  %sor all (default all)\n"
-		"  -t  reader threads (default 1,2,4,16,64,128)\n"
+		"  -t  reader threads (default 1,2,4,16,64,128; burst: 4)\n"
 		"  -s  seconds per run (default %g)\n"
 		"  -r  runs of each configuration (default %d)\n"
 		"  -d  readers sleep this long between epoll_wait() and\n"
@@ -271,6 +280,8 @@ static void parse(int argc, char **argv)
 				opt.mode = MODE_PROTO;
 			else if (!strcmp(optarg, "reclaim"))
 				opt.mode = MODE_RECLAIM;
+			else if (!strcmp(optarg, "burst"))
+				opt.mode = MODE_BURST;
 			else
 				usage(argv[0]);
 			break;
@@ -329,10 +340,12 @@ static void parse(int argc, char **argv)
 	if (optind != argc)
 		usage(argv[0]);
 	if (!sizes)
-		sizes = opt.mode == MODE_OPS ? "10,1000,100000" : "1000";
+		sizes = opt.mode == MODE_OPS ? "10,1000,100000" :
+			opt.mode == MODE_BURST ? "1000,100000" : "1000";
 	opt.nr_sizes = list(sizes, opt.sizes, 1, 10000000, argv[0]);
 	if (!opt.nr_waiters)
-		opt.nr_waiters = list("1,2,4,16,64,128", opt.waiters, 1, 4096,
+		opt.nr_waiters = list(opt.mode == MODE_BURST ? "4" :
+				      "1,2,4,16,64,128", opt.waiters, 1, 4096,
 				      argv[0]);
 	if (!opt.nr_protocols)
 		opt.nr_protocols = protocol_list("all", opt.protocols,
@@ -349,6 +362,7 @@ static const char *const mode_names[] = {
 	[MODE_OPS] = "ops",
 	[MODE_PROTO] = "proto",
 	[MODE_RECLAIM] = "reclaim",
+	[MODE_BURST] = "burst",
 };
 
 int main(int argc, char **argv)
@@ -377,6 +391,8 @@ int main(int argc, char **argv)
 		for (run = 0; run < opt.runs; run++)
 			for (i = 0; i < opt.nr_sizes; i++)
 				run_ops(opt.sizes[i]);
+	} else if (opt.mode == MODE_BURST) {
+		run_bursts();
 	} else {
 		run_protos();
 	}

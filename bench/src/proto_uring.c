@@ -130,10 +130,11 @@ static void uring_free(struct waiter *w, struct item *it)
 /* uring: drain the socket the poll reported ready; no re-arm is needed */
 static void uring_read(struct waiter *w, struct item *it)
 {
-	char buf[256];
+	char own[256], *buf = it->buf ? it->buf : own;
 	ssize_t n, got = 0;
 
-	while ((n = read(it->c.fd[0], buf, sizeof(buf))) > 0)
+	/* -M burst: into the item's own buffer, as item_handle() does */
+	while ((n = read(it->c.fd[0], buf, sizeof(own))) > 0)
 		got += n;
 	if (n < 0 && errno != EAGAIN)
 		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));

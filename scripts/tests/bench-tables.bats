@@ -163,6 +163,84 @@ ragged() {
 	grep -qxF '| deferred | 2 | 3 | 32.0 |' "$out/RESULTS.md"
 }
 
+# The burst (-M burst): data/bench/v7.3-burst.csv, the plan's burst line
+# alone in one boot of 7.3 with the series.  burst_checks SCRIPT: the
+# rows its table must have, read off the CSV by hand; the RSS and in-use
+# columns differ in each row checked, and so do p50, p99 and max
+burst_checks() {
+	local row
+	awk -f "$1" -v out="$out" "$DATA/bench/v7.3-burst.csv" || return 1
+	for row in '| 4 readers | disable | global | deferred | genslot | uring |' \
+		'| buffers at the peak | 1324 MiB | 1324 MiB | 1324 MiB | 1324 MiB | 1324 MiB |' \
+		'| RSS after | 1347 MiB | 1347 MiB | 1347 MiB | 1345 MiB | 1347 MiB |' \
+		'| in use after | 19 MiB | 19 MiB | 19 MiB | 32 MiB | 19 MiB |' \
+		'| held after | 1346 MiB | 1346 MiB | 1346 MiB | 1344 MiB | 1346 MiB |' \
+		'| to free(), p50 | 37 us | 41 us | 23.8 ms | 42 us | 15.21 s |' \
+		'| to free(), p99 | 4.2 ms | 16.1 ms | 104.9 ms | 2.9 ms | 19.46 s |' \
+		'| to free(), max | 3.60 s | 131.9 ms | 189.7 ms | 381.7 ms | 20.19 s |' \
+		'| to the last free() | 28.22 s | 61.21 s | 10.17 s | 14.21 s | 24.88 s |' \
+		'| readers | global/disable | deferred/disable | genslot/disable | uring/disable |' \
+		'| 4 | 1.00 (1.00-1.00) / 3.82 (3.82-3.82) / 2.17 (2.17-2.17) | 1.00 (1.00-1.00) / 24.92 (24.92-24.92) / 0.36 (0.36-0.36) | 1.72 (1.72-1.72) / 0.68 (0.68-0.68) / 0.50 (0.50-0.50) | 1.00 (1.00-1.00) / 4624 (4624-4624) / 0.88 (0.88-0.88) |'; do
+		grep -qxF "$row" "$out/RESULTS.md" || {
+			echo "no row: $row"
+			return 1
+		}
+	done
+	grep -q '^## After a burst (-M burst, 1000 to 100000 items, buffers 512 B to 64 KiB, writes 2000/s)$' "$out/RESULTS.md" &&
+		grep -q 'not freed by the end of a run: disable 0 in 1 run(s),' "$out/RESULTS.md"
+}
+
+@test "bench-tables: the burst's table, every protocol by name" {
+	run burst_checks "$SCRIPTS/bench-tables"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	run ragged "$out/RESULTS.md"
+	[ -z "$output" ]
+	# the other tables are not made up from burst rows
+	not grep -q '^## Throughput' "$out/RESULTS.md"
+	not grep -q '^## Reclaim' "$out/RESULTS.md"
+}
+
+# The negative control: bench-tables broken on purpose, one way at a time,
+# must fail burst_checks
+@test "bench-tables: a burst parser broken on purpose fails the checks" {
+	local brk
+	for brk in 's/add(bheapk, p SUBSEP x, f\[16\])/add(bheapk, p SUBSEP x, f[15])/' \
+		's/add(b50, p SUBSEP x, f\[7\])/add(b50, p SUBSEP x, f[8])/' \
+		's/bheap\[p, x, k\] = f\[16\]/bheap[p, x, k] = f[17]/' \
+		's/pairs(bheap, bplist\[j\],/pairs(bheap, ref,/' \
+		's|kib / 1024) : |kib / 1000) : |' \
+		's/1000 \* v : v/v : v/' \
+		's/f\[1\] == "burst" \&\& n >= 18/f[1] == "burst" \&\& n >= 19/' \
+		's/bplist\[++nbp\] = p/bplist[++nbp] = x/'; do
+		sed "$brk" "$SCRIPTS/bench-tables" >"$out/broken"
+		# the break must have taken
+		not cmp -s "$SCRIPTS/bench-tables" "$out/broken"
+		run burst_checks "$out/broken"
+		echo "$brk: $status $output"
+		[ "$status" -ne 0 ]
+	done
+}
+
+# Two boots of one burst each, made up: medians over the boots, ratios
+# within each (across them, genslot/disable's in use would be 1 and 4)
+@test "bench-tables: burst medians over files, ratios within a file" {
+	printf '%s\n' '# smp 2' \
+		burst,disable,4,10,100,90,10,100,1000,50,0,1000,2000,2000,2000,1024,2000,1000 \
+		burst,genslot,4,10,100,90,10,200,1000,50,0,1000,2000,2000,2000,2048,2000,1000 \
+		>"$out/a.csv"
+	printf '%s\n' '# smp 2' \
+		burst,disable,4,10,100,90,10,300,1000,50,0,1000,2000,2000,2000,2048,2000,1000 \
+		burst,genslot,4,10,100,90,10,300,1000,100,1,1000,2000,2000,2000,4096,2000,1000 \
+		>"$out/b.csv"
+	run tables "$out/a.csv" "$out/b.csv"
+	[ "$status" -eq 0 ]
+	grep -qxF '| in use after | 1.5 MiB | 3.0 MiB |' "$out/RESULTS.md"
+	grep -qxF '| to free(), p99 | 200 us | 250 us |' "$out/RESULTS.md"
+	grep -qxF '| 4 | 2.00 (2.00-2.00) / 1.50 (1.00-2.00) / 1.50 (1.00-2.00) |' "$out/RESULTS.md"
+	grep -qF 'disable 0 in 2 run(s), genslot 1 in 2 run(s).' "$out/RESULTS.md"
+}
+
 @test "bench-tables: no out=DIR is an error" {
 	run awk -f "$SCRIPTS/bench-tables" "$csv"
 	[ "$status" -eq 2 ]
