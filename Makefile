@@ -151,8 +151,10 @@ scale-steps:
 		$(S)/check-guest scale
 
 # What the op costs, and the deletion protocols side by side, in the guest:
-# CSV, plots and a table in bench/ (scripts/bench)
+# CSV, plots and a table in bench/ (scripts/bench).  The kernel gets
+# madvise() from Kconfig.bench.fragment, a build of its own
 ## bench: what the op costs, the deletion protocols: bench/<base>/
+bench: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.bench.fragment
 bench: build
 bench-steps:
 	@$(S)/bench
