@@ -63,7 +63,7 @@ struct mem {
 /* The burst's state beside the run's P */
 static struct {
 	int base, peak;
-	atomic_int live;	/* items in P.slots[0, live) */
+	atomic_int live;	/* items in B.slots[0, live) */
 	atomic_ulong state;	/* bytes of buffers not yet freed */
 	atomic_llong last_free;	/* when the latest buffer was freed */
 	long long shrink_start;	/* the first decision to delete */
@@ -71,7 +71,7 @@ static struct {
 	struct mem at_peak;
 	unsigned long seed;	/* the deleter's */
 	pthread_t deleter;
-} B;
+} burst;
 
 static long page_size(void)
 {
@@ -134,7 +134,7 @@ static int state_alloc(struct item *it, size_t len)
 		it->buf[i] = 1;
 	it->buf[len - 1] = 1;
 	it->buf_len = len;
-	atomic_fetch_add(&B.state, len);
+	atomic_fetch_add(&burst.state, len);
 	return 0;
 }
 
@@ -145,31 +145,31 @@ void burst_state_free(struct item *it)
 
 	free(it->buf);
 	it->buf = NULL;
-	atomic_fetch_sub(&B.state, it->buf_len);
+	atomic_fetch_sub(&burst.state, it->buf_len);
 	t = now_ns();
-	last = atomic_load(&B.last_free);
+	last = atomic_load(&burst.last_free);
 	while (t > last &&
-	       !atomic_compare_exchange_weak(&B.last_free, &last, t))
+	       !atomic_compare_exchange_weak(&burst.last_free, &last, t))
 		;
 }
 
 /* A new item with its buffer, in the next slot: the writer may pick it */
 static int burst_add(void)
 {
-	int n = atomic_load(&B.live);
-	struct slot *sl = &P.slots[n];
+	int n = atomic_load(&burst.live);
+	struct slot *sl = &B.slots[n];
 	struct item *it = item_new();
 
 	if (!it)
 		return -1;
-	if (state_alloc(it, buf_size(&B.seed))) {
+	if (state_alloc(it, buf_size(&burst.seed))) {
 		error_at("no memory for a buffer");
 		return -1;
 	}
 	pthread_mutex_lock(&sl->lock);
 	sl->it = it;
 	pthread_mutex_unlock(&sl->lock);
-	atomic_store(&B.live, n + 1);
+	atomic_store(&burst.live, n + 1);
 	return 0;
 }
 
@@ -180,8 +180,8 @@ static int burst_add(void)
  */
 static void burst_delete(void)
 {
-	int n = atomic_load(&B.live), j = rnd_next(&B.seed) % n;
-	struct slot *a = &P.slots[j], *z = &P.slots[n - 1];
+	int n = atomic_load(&burst.live), j = rnd_next(&burst.seed) % n;
+	struct slot *a = &B.slots[j], *z = &B.slots[n - 1];
 	struct item *old;
 
 	pthread_mutex_lock(&a->lock);
@@ -190,13 +190,15 @@ static void burst_delete(void)
 	old = a->it;
 	a->it = z->it;
 	z->it = NULL;
-	atomic_store(&B.live, n - 1);
+	atomic_store(&burst.live, n - 1);
 	if (a != z)
 		pthread_mutex_unlock(&z->lock);
 	pthread_mutex_unlock(&a->lock);
 	old->decided = now_ns();
 	old->timed = true;
-	atomic_fetch_add(&P.pending, 1);
+	atomic_fetch_add(&B.pending, 1);
+	/* the protocol's lock contract (protocol.h) */
+	pthread_mutex_lock(&old->g.lock);
 	P.protocol->cancel(old);
 }
 
@@ -220,20 +222,20 @@ static void *burst_deleter(void *arg)
 	(void)arg;
 	if (p->canceller_begin && p->canceller_begin())
 		return NULL;
-	while (atomic_load(&B.live) < B.peak) {
+	while (atomic_load(&burst.live) < burst.peak) {
 		burst_tick(k++);
 		if (burst_add())
 			goto out;
 	}
-	B.state_peak = atomic_load(&B.state);
-	mem_now(&B.at_peak);
-	B.shrink_start = now_ns();
-	while (atomic_load(&B.live) > B.base) {
+	burst.state_peak = atomic_load(&burst.state);
+	mem_now(&burst.at_peak);
+	burst.shrink_start = now_ns();
+	while (atomic_load(&burst.live) > burst.base) {
 		burst_tick(k++);
 		burst_delete();
 	}
 	until = now_ns() + DRAIN_MS * 1000000LL;
-	while (atomic_load(&P.pending) > 0 && now_ns() < until) {
+	while (atomic_load(&B.pending) > 0 && now_ns() < until) {
 		burst_tick(0);
 		sleep_us(100);
 	}
@@ -250,8 +252,8 @@ static void *burst_writer(void *arg)
 	struct slot *sl;
 
 	(void)arg;
-	while (!atomic_load_explicit(&P.quit, memory_order_relaxed)) {
-		sl = &P.slots[rnd_next(&s) % atomic_load(&B.live)];
+	while (!atomic_load_explicit(&B.quit, memory_order_relaxed)) {
+		sl = &B.slots[rnd_next(&s) % atomic_load(&burst.live)];
 		pthread_mutex_lock(&sl->lock);
 		if (sl->it && write(sl->it->c.fd[1], "x", 1) != 1 &&
 		    errno != EAGAIN)
@@ -274,17 +276,17 @@ static int burst_setup(void)
 	if (P.epfd < 0 || P.quitfd < 0 ||
 	    epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
 		return -1;
-	P.slots = calloc(B.peak, sizeof(*P.slots));
+	B.slots = calloc(burst.peak, sizeof(*B.slots));
 	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
-	P.reclaim.v = calloc(B.peak - B.base, sizeof(*P.reclaim.v));
-	if (!P.slots || !P.waiters || !P.reclaim.v)
+	B.reclaim.v = calloc(burst.peak - burst.base, sizeof(*B.reclaim.v));
+	if (!B.slots || !P.waiters || !B.reclaim.v)
 		return -1;
 	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
-	for (i = 0; i < B.peak; i++)
-		pthread_mutex_init(&P.slots[i].lock, NULL);
+	for (i = 0; i < burst.peak; i++)
+		pthread_mutex_init(&B.slots[i].lock, NULL);
 	if (P.protocol->setup && P.protocol->setup())
 		return -1;
-	for (i = 0; i < B.base; i++)
+	for (i = 0; i < burst.base; i++)
 		if (burst_add())
 			return -1;
 	return 0;
@@ -295,20 +297,20 @@ static void burst_teardown(void)
 {
 	int i;
 
-	for (i = 0; i < atomic_load(&B.live); i++) {
-		free(P.slots[i].it->buf);
-		P.slots[i].it->buf = NULL;
+	for (i = 0; i < atomic_load(&burst.live); i++) {
+		free(B.slots[i].it->buf);
+		B.slots[i].it->buf = NULL;
 	}
-	P.n = B.peak;
+	P.n = burst.peak;
 	proto_teardown();
-	free(P.reclaim.v);
+	free(B.reclaim.v);
 }
 
 static void burst_report(int waiters, long unfreed, const struct mem *after,
 			 const struct mem *trimmed)
 {
-	long k = atomic_load(&P.reclaim.n);
-	long long *v = P.reclaim.v;
+	long k = atomic_load(&B.reclaim.n);
+	long long *v = B.reclaim.v;
 
 	if (!k) {
 		fail("%s, %d readers: no item freed in the burst",
@@ -317,11 +319,11 @@ static void burst_report(int waiters, long unfreed, const struct mem *after,
 	}
 	qsort(v, k, sizeof(*v), cmp_ll);
 	out("burst,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%lu,%ld,%ld,%ld,%ld,%ld,%ld",
-	    P.protocol->name, waiters, B.base, B.peak, k,
+	    P.protocol->name, waiters, burst.base, burst.peak, k,
 	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
 	    v[k - 1] / 1e3,
-	    (atomic_load(&B.last_free) - B.shrink_start) / 1e6, unfreed,
-	    B.state_peak / 1024, B.at_peak.rss, B.at_peak.heap,
+	    (atomic_load(&burst.last_free) - burst.shrink_start) / 1e6, unfreed,
+	    burst.state_peak / 1024, burst.at_peak.rss, burst.at_peak.heap,
 	    after->rss, after->heap, after->arena, trimmed->rss);
 }
 
@@ -339,16 +341,16 @@ static void run_burst(const struct protocol *protocol, int waiters,
 	P.protocol = protocol;
 	P.nr_waiters = waiters;
 	/* what the protocol sees at its start (uring arms these) */
-	P.n = B.base;
+	P.n = burst.base;
 	P.timeout = timeout;
-	atomic_store(&B.live, 0);
-	atomic_store(&B.state, 0);
-	atomic_store(&B.last_free, 0);
-	B.seed = opt.seed * 0xbf58476d1ce4e5b9UL + 7;
-	raise_nofile((rlim_t)4 * B.peak + 256);
+	atomic_store(&burst.live, 0);
+	atomic_store(&burst.state, 0);
+	atomic_store(&burst.last_free, 0);
+	burst.seed = opt.seed * 0xbf58476d1ce4e5b9UL + 7;
+	raise_nofile((rlim_t)4 * burst.peak + 256);
 	if (burst_setup()) {
-		fail("%s burst setup, %d items: %s", protocol->name, B.base,
-		     P.errors ? P.first_error : strerror(errno));
+		fail("%s burst setup, %d items: %s", protocol->name, burst.base,
+		     B.errors ? B.first_error : strerror(errno));
 		return;
 	}
 	for (i = 0; i < waiters; i++)
@@ -360,19 +362,19 @@ static void run_burst(const struct protocol *protocol, int waiters,
 	if (protocol->started)
 		protocol->started();
 	if (pthread_create(&wthread, NULL, burst_writer, NULL) ||
-	    pthread_create(&B.deleter, NULL, burst_deleter, NULL)) {
+	    pthread_create(&burst.deleter, NULL, burst_deleter, NULL)) {
 		fail("pthread_create");
 		return;
 	}
-	pthread_join(B.deleter, NULL);
-	unfreed = atomic_load(&P.pending);
-	atomic_store(&P.quit, true);
+	pthread_join(burst.deleter, NULL);
+	unfreed = atomic_load(&B.pending);
+	atomic_store(&B.quit, true);
 	pthread_join(wthread, NULL);
 	if (eventfd_write(P.quitfd, 1))
 		error_at("write of quitfd: %s", strerror(errno));
 	for (i = 0; i < waiters; i++)
 		pthread_join(P.waiters[i].thread, NULL);
-	atomic_store(&P.drained, true);
+	atomic_store(&B.drained, true);
 	if (unfreed && protocol->unfreed)
 		protocol->unfreed();
 
@@ -382,10 +384,10 @@ static void run_burst(const struct protocol *protocol, int waiters,
 	mem_now(&trimmed);
 
 	totals(&t);
-	if (atomic_load(&P.errors))
+	if (atomic_load(&B.errors))
 		fail("%s, %d readers: %lu unexpected errors, first: %s",
-		     protocol->name, waiters, atomic_load(&P.errors),
-		     P.first_error);
+		     protocol->name, waiters, atomic_load(&B.errors),
+		     B.first_error);
 	if (!protocol->unsafe && t.late)
 		fail("%s, %d readers: %lu late touches in a safe protocol",
 		     protocol->name, waiters, t.late);
@@ -439,12 +441,12 @@ void run_bursts(void)
 		     MAX_SAMPLES);
 		return;
 	}
-	B.base = opt.sizes[0];
-	B.peak = opt.sizes[1];
+	burst.base = opt.sizes[0];
+	burst.peak = opt.sizes[1];
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	out("# burst: %d items, %d at the peak, buffers %lu B to %lu KiB; writes %ld/s (0: flat out)",
-	    B.base, B.peak, 1UL << BUF_MIN_SHIFT,
+	    burst.base, burst.peak, 1UL << BUF_MIN_SHIFT,
 	    (1UL << BUF_MAX_SHIFT) / 1024, opt.write_rate);
 	out("kind,protocol,readers,items,peak_items,deletions,p50_us,p99_us,max_us,all_freed_ms,unfreed,buffers_peak_kib,peak_rss_kib,peak_heap_kib,rss_kib,heap_kib,arena_kib,trimmed_rss_kib");
 	for (run = 0; run < opt.runs; run++)

@@ -25,20 +25,16 @@
 
 #include "bench.h"
 
-struct proto P;
+struct bench_run B;
 static long long *reclaim_samples;
 static pthread_mutex_t error_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void error_at(const char *fmt, ...)
+/* The first error of the run is kept, the others counted */
+static void bench_verror(const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	pthread_mutex_lock(&error_lock);
-	if (!atomic_fetch_add(&P.errors, 1)) {
-		va_start(ap, fmt);
-		vsnprintf(P.first_error, sizeof(P.first_error), fmt, ap);
-		va_end(ap);
-	}
+	if (!atomic_fetch_add(&B.errors, 1))
+		vsnprintf(B.first_error, sizeof(B.first_error), fmt, ap);
 	pthread_mutex_unlock(&error_lock);
 }
 
@@ -50,7 +46,7 @@ void error_at(const char *fmt, ...)
 static __thread atomic_ulong *sys_calls;
 
 /* Count one such call, just before it is made */
-void sys_call(void)
+static void bench_sys_call(void)
 {
 	if (sys_calls)
 		atomic_fetch_add_explicit(sys_calls, 1, memory_order_relaxed);
@@ -66,7 +62,7 @@ void quarantine_empty(void)
 	quarantine_drain(&quarantine);
 }
 
-void item_release(struct item *it)
+static void bench_release(struct item *it)
 {
 	pthread_mutex_destroy(&it->g.lock);
 	free(it);
@@ -75,11 +71,11 @@ void item_release(struct item *it)
 /* Was the deletion of an item decided at @t in the timed window? */
 static bool in_window(long long t)
 {
-	return t >= atomic_load(&P.window_start) &&
-	       t < atomic_load(&P.window_end);
+	return t >= atomic_load(&B.window_start) &&
+	       t < atomic_load(&B.window_end);
 }
 
-void sample_add(struct samples *s, long long v)
+static void sample_add(struct samples *s, long long v)
 {
 	long i = atomic_fetch_add(&s->n, 1);
 
@@ -88,13 +84,13 @@ void sample_add(struct samples *s, long long v)
 }
 
 /* The item's memory may be reused now: count its wait if it was timed */
-void reclaimed(struct item *it)
+static void bench_reclaimed(struct item *it)
 {
 	if (it->buf)
 		burst_state_free(it);
-	if (it->timed && !atomic_load(&P.drained)) {
-		sample_add(&P.reclaim, now_ns() - it->decided);
-		atomic_fetch_sub(&P.pending, 1);
+	if (it->timed && !atomic_load(&B.drained)) {
+		sample_add(&B.reclaim, now_ns() - it->decided);
+		atomic_fetch_sub(&B.pending, 1);
 	}
 }
 
@@ -102,21 +98,21 @@ void reclaimed(struct item *it)
  * "free": poison the item and keep it for QUARANTINE more frees; an item
  * deleted in the window is reclaimed now, until the run stops counting
  */
-void item_free(struct item *it)
+static void bench_free(struct item *it)
 {
-	reclaimed(it);
+	bench_reclaimed(it);
 	it->g.tag = ITEM_POISON;
 	quarantine_put(&quarantine, it);
 }
 
-void item_close(struct item *it)
+static void bench_close(struct item *it)
 {
 	close(it->c.fd[0]);
 	close(it->c.fd[1]);
 }
 
 /* Remove an item from the set; @close_fds unless they stay open a while */
-void item_del(struct item *it, bool close_fds)
+static void bench_del(struct item *it, bool close_fds)
 {
 	sys_call();
 	if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, it->c.fd[0], NULL))
@@ -124,7 +120,28 @@ void item_del(struct item *it, bool close_fds)
 			 strerror(errno));
 	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
 	if (close_fds)
-		item_close(it);
+		bench_close(it);
+}
+
+/* Still not freed once the canceller is gone: its age so far is its wait */
+static void bench_unfreed(struct item *it)
+{
+	if (it->timed)
+		sample_add(&B.reclaim, now_ns() - it->decided);
+}
+
+/* The bench adds every item before the waiters start: nothing to do */
+static void bench_adopt(struct item *it)
+{
+	(void)it;
+}
+
+static void bench_each_item(void (*fn)(void *arg, void *item), void *arg)
+{
+	int i;
+
+	for (i = 0; i < P.n; i++)
+		fn(arg, B.slots[i].it);
 }
 
 static struct item *item_alloc(void)
@@ -148,8 +165,7 @@ static void item_unalloc(struct item *it)
 		item_release(it);
 }
 
-/* EPOLL_CTL_ADD of @it with @data: 0, or the errno */
-int item_add(struct item *it, epoll_data_t data)
+static int bench_add(struct item *it, epoll_data_t data)
 {
 	struct epoll_event ev = { .events = it->c.events, .data = data };
 
@@ -190,9 +206,12 @@ struct item *item_new(void)
 	return it;
 }
 
-/* For an event this waiter owns: drain the socket, re-arm the item */
-void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
-		 bool may_be_gone)
+/*
+ * For an event this waiter owns: drain the socket, re-arm the item.  The
+ * writer never goes away, so neither does an item by itself: true.
+ */
+static bool bench_handle(struct waiter *w, struct item *it,
+			 epoll_data_t data, bool may_be_gone)
 {
 	struct epoll_event ev = { .events = it->c.events, .data = data };
 	char own[256], *buf = it->buf ? it->buf : own;
@@ -210,42 +229,7 @@ void item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 		error_at("EPOLL_CTL_MOD of fd %d: %s", it->c.fd[0],
 			 strerror(errno));
 	atomic_fetch_add_explicit(&w->events, 1, memory_order_relaxed);
-}
-
-void count(atomic_ulong *c)
-{
-	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
-/* Wake a waiter out of epoll_wait(): it fails with EINTR */
-void kick(struct waiter *w)
-{
-	pthread_kill(w->thread, SIGUSR1);
-	count(&w->kicks);
-}
-
-/* disable and naive: the owner's step, under the item's lock */
-void locked_event(struct waiter *w, epoll_data_t data)
-{
-	struct item *it = data.ptr;
-
-	switch (owner_lock(&it->g)) {
-	case ITEM_DELETED:
-		count(&w->late);
-		pthread_mutex_unlock(&it->g.lock);
-		break;
-	case ITEM_STOPPED:
-		/* DISABLE said EBUSY: we own the event, we delete */
-		item_del(it, true);
-		pthread_mutex_unlock(&it->g.lock);
-		item_free(it);
-		count(&w->owner_deletes);
-		break;
-	case ITEM_HELD:
-		item_handle(w, it, data, false);
-		pthread_mutex_unlock(&it->g.lock);
-		break;
-	}
+	return true;
 }
 
 void *proto_waiter(void *arg)
@@ -278,8 +262,8 @@ void *proto_waiter(void *arg)
 			p->woken(w);
 
 		/* The window in which the item may be freed under us */
-		if (opt.delay_us)
-			sleep_us(opt.delay_us);
+		if (P.delay_us)
+			sleep_us(P.delay_us);
 
 		p->event(w, ev.data);
 	}
@@ -306,9 +290,9 @@ static void *writer(void *arg)
 	long k;
 
 	(void)arg;
-	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
+	for (k = 1; !atomic_load_explicit(&B.quit, memory_order_relaxed);
 	     k++) {
-		sl = &P.slots[rnd_next(&s) % P.n];
+		sl = &B.slots[rnd_next(&s) % P.n];
 		pthread_mutex_lock(&sl->lock);
 		if (write(sl->it->c.fd[1], "x", 1) != 1 && errno != EAGAIN)
 			error_at("write: %s", strerror(errno));
@@ -321,12 +305,12 @@ static void *writer(void *arg)
 /* Count the items deleted and not yet freed, at each deletion */
 static void sample_pending(void)
 {
-	long v = atomic_load(&P.pending);
+	long v = atomic_load(&B.pending);
 
-	if (v > P.pending_peak)
-		P.pending_peak = v;
-	P.pending_sum += v;
-	P.pending_samples++;
+	if (v > B.pending_peak)
+		B.pending_peak = v;
+	B.pending_sum += v;
+	B.pending_samples++;
 }
 
 /*
@@ -348,15 +332,15 @@ static void *canceller(void *arg)
 	sys_calls = &P.canceller_sys;
 	if (p->canceller_begin && p->canceller_begin())
 		return NULL;
-	for (k = 1; !atomic_load_explicit(&P.quit, memory_order_relaxed);
+	for (k = 1; !atomic_load_explicit(&B.quit, memory_order_relaxed);
 	     k++) {
 		if (p->canceller_tick)
 			p->canceller_tick();
-		if (atomic_load(&P.draining)) {
+		if (atomic_load(&B.draining)) {
 			sleep_us(100);
 			continue;
 		}
-		sl = &P.slots[rnd_next(&s) % P.n];
+		sl = &B.slots[rnd_next(&s) % P.n];
 		it = item_new();
 		if (!it) {
 			sleep_us(1000);
@@ -369,9 +353,11 @@ static void *canceller(void *arg)
 		old->decided = now_ns();
 		old->timed = in_window(old->decided);
 		if (old->timed) {
-			atomic_fetch_add(&P.pending, 1);
+			atomic_fetch_add(&B.pending, 1);
 			sample_pending();
 		}
+		/* the protocol's lock contract (protocol.h) */
+		pthread_mutex_lock(&old->g.lock);
 		p->cancel(old);
 		pace(t0, k, opt.cancel_rate);
 	}
@@ -455,17 +441,17 @@ static int proto_setup(void)
 	/* Level-triggered, never re-armed: wakes every waiter at the end */
 	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
 		return -1;
-	P.slots = calloc(P.n, sizeof(*P.slots));
+	B.slots = calloc(P.n, sizeof(*B.slots));
 	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
-	if (!P.slots || !P.waiters)
+	if (!B.slots || !P.waiters)
 		return -1;
 	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
 	if (P.protocol->setup && P.protocol->setup())
 		return -1;
 	for (i = 0; i < P.n; i++) {
-		pthread_mutex_init(&P.slots[i].lock, NULL);
-		P.slots[i].it = item_new();
-		if (!P.slots[i].it)
+		pthread_mutex_init(&B.slots[i].lock, NULL);
+		B.slots[i].it = item_new();
+		if (!B.slots[i].it)
 			return -1;
 	}
 	return 0;
@@ -476,20 +462,20 @@ void proto_teardown(void)
 	int i;
 
 	for (i = 0; i < P.n; i++) {
-		if (!P.slots[i].it)
+		if (!B.slots[i].it)
 			continue;
 		if (P.protocol->teardown_item) {
-			P.protocol->teardown_item(P.slots[i].it);
+			P.protocol->teardown_item(B.slots[i].it);
 		} else {
-			item_del(P.slots[i].it, true);
-			item_release(P.slots[i].it);
+			item_del(B.slots[i].it, true);
+			item_release(B.slots[i].it);
 		}
-		pthread_mutex_destroy(&P.slots[i].lock);
+		pthread_mutex_destroy(&B.slots[i].lock);
 	}
 	if (P.protocol->teardown)
 		P.protocol->teardown();
 	quarantine_drain(&quarantine);
-	free(P.slots);
+	free(B.slots);
 	free(P.waiters);
 	close(P.epfd);
 	close(P.quitfd);
@@ -508,14 +494,14 @@ static long proto_drain(pthread_t wthread, pthread_t cthread)
 	long long until = now_ns() + drain_ms * 1000000LL;
 	long unfreed;
 
-	atomic_store(&P.draining, true);
-	while (atomic_load(&P.pending) > 0 && now_ns() < until)
+	atomic_store(&B.draining, true);
+	while (atomic_load(&B.pending) > 0 && now_ns() < until)
 		sleep_us(1000);
-	atomic_store(&P.quit, true);
+	atomic_store(&B.quit, true);
 	pthread_join(wthread, NULL);
 	pthread_join(cthread, NULL);
-	atomic_store(&P.drained, true);
-	unfreed = atomic_load(&P.pending);
+	atomic_store(&B.drained, true);
+	unfreed = atomic_load(&B.pending);
 	if (P.protocol->unfreed)
 		P.protocol->unfreed();
 	return unfreed;
@@ -525,8 +511,8 @@ static long proto_drain(pthread_t wthread, pthread_t cthread)
 static void report_reclaim(int waiters, int n,
 			   double events_per_s, long unfreed)
 {
-	long k = atomic_load(&P.reclaim.n);
-	long long *v = P.reclaim.v;
+	long k = atomic_load(&B.reclaim.n);
+	long long *v = B.reclaim.v;
 
 	if (k > MAX_SAMPLES) {
 		out("# %ld reclaim samples past the first %ld not kept", k -
@@ -542,8 +528,8 @@ static void report_reclaim(int waiters, int n,
 	out("reclaim,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%ld,%.0f",
 	    P.protocol->name, waiters, n, P.timeout, k,
 	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
-	    v[k - 1] / 1e3, P.pending_samples ?
-	    P.pending_sum / P.pending_samples : 0.0, P.pending_peak,
+	    v[k - 1] / 1e3, B.pending_samples ?
+	    B.pending_sum / B.pending_samples : 0.0, B.pending_peak,
 	    unfreed, events_per_s);
 }
 
@@ -561,17 +547,19 @@ static void run_proto(const struct protocol *protocol, int waiters, int n,
 	if (protocol->needs_disable && !has_disable)
 		return;		/* said once, in main() */
 	memset(&P, 0, sizeof(P));
+	memset(&B, 0, sizeof(B));
 	P.protocol = protocol;
+	P.delay_us = opt.delay_us;
 	P.nr_waiters = waiters;
 	P.n = n;
 	P.timeout = timeout;
-	atomic_store(&P.window_start, LLONG_MAX);
-	atomic_store(&P.window_end, LLONG_MAX);
-	P.reclaim.v = reclaim_samples;
+	atomic_store(&B.window_start, LLONG_MAX);
+	atomic_store(&B.window_end, LLONG_MAX);
+	B.reclaim.v = reclaim_samples;
 	raise_nofile((rlim_t)4 * n + 4 * QUARANTINE + 256);
 	if (proto_setup()) {
 		fail("%s setup, %d items: %s", P.protocol->name, n,
-		     P.errors ? P.first_error : strerror(errno));
+		     B.errors ? B.first_error : strerror(errno));
 		return;
 	}
 	for (i = 0; i < waiters; i++)
@@ -592,12 +580,12 @@ static void run_proto(const struct protocol *protocol, int waiters, int n,
 	totals(&t0);
 	cpu_use(&u0, wthread, cthread);
 	ns0 = now_ns();
-	atomic_store(&P.window_start, ns0);
+	atomic_store(&B.window_start, ns0);
 	sleep_us(opt.seconds * 1e6);
 	totals(&t1);
 	cpu_use(&u1, wthread, cthread);
 	ns1 = now_ns();
-	atomic_store(&P.window_end, ns1);
+	atomic_store(&B.window_end, ns1);
 	unfreed = proto_drain(wthread, cthread);
 
 	if (eventfd_write(P.quitfd, 1))
@@ -608,10 +596,10 @@ static void run_proto(const struct protocol *protocol, int waiters, int n,
 	secs = (ns1 - ns0) / 1e9;
 	/* late touches over the whole run, with the wind-down */
 	totals(&t2);
-	if (atomic_load(&P.errors))
+	if (atomic_load(&B.errors))
 		fail("%s, %d readers: %lu unexpected errors, first: %s",
 		     P.protocol->name, waiters,
-		     atomic_load(&P.errors), P.first_error);
+		     atomic_load(&B.errors), B.first_error);
 	if (!protocol->unsafe && t2.late)
 		fail("%s, %d readers: %lu late touches in a safe protocol",
 		     P.protocol->name, waiters, t2.late);
@@ -652,6 +640,23 @@ static void run_config(int waiters, int n, int timeout)
 		run_proto(opt.protocols[(j + opt.first) % opt.nr_protocols],
 			  waiters, n, timeout);
 }
+
+const struct driver bench_driver = {
+	.vout = bench_vout,
+	.vfail = bench_vfail,
+	.verror = bench_verror,
+	.sys_call = bench_sys_call,
+	.item_add = bench_add,
+	.item_del = bench_del,
+	.item_close = bench_close,
+	.item_free = bench_free,
+	.item_release = bench_release,
+	.reclaimed = bench_reclaimed,
+	.unfreed = bench_unfreed,
+	.item_handle = bench_handle,
+	.item_adopt = bench_adopt,
+	.each_item = bench_each_item,
+};
 
 /* -M proto and -M reclaim: every configuration, -r times over */
 void run_protos(void)

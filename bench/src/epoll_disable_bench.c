@@ -89,13 +89,6 @@
 
 #include "bench.h"
 
-#define PROTOCOL(name)	&proto_##name,
-const struct protocol *const protocols[] = {
-#include "protocols.h"
-};
-#undef PROTOCOL
-const unsigned int nr_protocols = ARRAY_SIZE(protocols);
-
 struct bench_opt opt = {
 	.mode = MODE_PROTO,
 	.runs = 1,
@@ -110,25 +103,18 @@ bool has_disable;
 int exit_status;
 
 /* One line of output: the prefix, then the text */
-void out(const char *fmt, ...)
+void bench_vout(const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fputs(opt.prefix, stdout);
-	va_start(ap, fmt);
 	vprintf(fmt, ap);
-	va_end(ap);
 	putchar('\n');
 }
 
-void fail(const char *fmt, ...)
+void bench_vfail(const char *fmt, va_list ap)
 {
 	char buf[256];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	out("# FAIL %s", buf);
 	exit_status = 1;
 }
@@ -227,16 +213,6 @@ static int list(const char *s, int *v, long min, long max, const char *prog)
 	if (!n)
 		usage(prog);
 	return n;
-}
-
-static const struct protocol *protocol_named(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr_protocols; i++)
-		if (!strcmp(name, protocols[i]->name))
-			return protocols[i];
-	return NULL;
 }
 
 static int protocol_list(const char *s, const struct protocol **v,
@@ -371,6 +347,7 @@ int main(int argc, char **argv)
 	char why[160];
 	int avail, run, i;
 
+	driver = &bench_driver;
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand(opt.seed);

@@ -17,7 +17,11 @@
  * random, so that it closes under load (wrk keeps every connection busy,
  * so -I clients of the server's own connect and say nothing, for the idle
  * closes). How the canceller closes an item that a waiter may have just
- * been handed is the protocol (-p):
+ * been handed is the protocol (-p): one of the protocols the bench
+ * runs, proto_<name>.c, whose items a connection can be (not genslot's
+ * slab, nor global's lock of the whole set; server_conn.c is their
+ * driver, so a new one runs here too), or the server's own uring
+ * (server_uring.c):
  *
  *   disable   the protocol's steps: under the item's lock, stop it and
  *             ask EPOLL_CTL_DISABLE: 0, nobody holds its event, so
@@ -116,13 +120,6 @@ static const char wrk_script[] =
 	"end\n";
 
 
-static const char *const protocol_names[] = {
-	[PROTO_DISABLE] = "disable",
-	[PROTO_DEFERRED] = "deferred",
-	[PROTO_NAIVE] = "naive",
-	[PROTO_URING] = "uring",
-};
-
 /* In enum fault's order */
 static const char *const fault_names[NR_FAULTS] = {
 	"none", "leak-conn", "double-free", "leak-fd", "double-close", "drop",
@@ -131,7 +128,7 @@ static const char *const fault_names[NR_FAULTS] = {
 
 
 struct server_opt opt = {
-	.protocol = PROTO_DISABLE,
+	.protocol = &proto_disable,
 	.wrk = "wrk",
 	.prefix = "",
 };
@@ -288,7 +285,7 @@ static int report(const struct wrk_figures *w)
 	out("# reclaim latency p50 %.0f us p99 %.0f us; held awaiting reclaim %.1f on average, %ld at most; %lu stale events, %lu late touches",
 	    pct_us(0.5), pct_us(0.99), held, S.held_max, N(stale), N(late));
 	out("%sserver,%s,%ld,%ld,%ld,%ld,%ld,%.0f,%.0f,%.0f,%.1f,%.0f,%.0f,%.1f,%ld,%lu,%lu",
-	    opt.prefix, protocol_names[opt.protocol], opt.waiters,
+	    opt.prefix, opt.protocol->name, opt.waiters,
 	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.cancel_rate,
 	    wsecs > 0 ? w->requests / wsecs : 0,
 	    w->p50, w->p99, secs > 0 ? cancels / secs : 0, pct_us(0.5),
@@ -320,14 +317,17 @@ static int report(const struct wrk_figures *w)
 	return ok ? 0 : 1;
 }
 
-static void usage(const char *prog)
+static void print_usage(const char *prog)
 {
+	char names[256];
+
+	conn_protocol_names(names, sizeof(names));
 	fprintf(stderr,
-		"usage: %s [-p disable|deferred|naive|uring] [-t workers] [-I idle clients]\n"
+		"usage: %s [-p %s] [-t workers] [-I idle clients]\n"
 		"          [-c conns] [-T wrk threads] [-d seconds] [-i idle ms]\n"
 		"          [-r reaps/s] [-w delay us] [-W wrk] [-P prefix]\n"
-		"          [-B leak-conn|double-free|leak-fd|double-close|drop]\n",
-		prog);
+		"          [-B leak-conn|double-free|leak-fd|double-close|drop|early-free]\n",
+		prog, names);
 	exit(2);
 }
 
@@ -339,8 +339,17 @@ static int pick(const char *s, const char *const *names, int n,
 	for (i = 0; i < n; i++)
 		if (!strcmp(s, names[i]))
 			return i;
-	usage(prog);
+	print_usage(prog);
 	return 0;
+}
+
+static const struct protocol *pick_protocol(const char *s, const char *prog)
+{
+	const struct protocol *p = conn_protocol(s);
+
+	if (!p)
+		print_usage(prog);
+	return p;
 }
 
 /* -c N, for a @c of the numbers table: false if @c is none of them */
@@ -356,14 +365,14 @@ static bool set_number(int c, const char *s, const char *prog)
 		v = strtol(s, &end, 10);
 		if (*end || end == s || v < numbers[i].min ||
 		    v > numbers[i].max)
-			usage(prog);
+			print_usage(prog);
 		*numbers[i].v = v;
 		return true;
 	}
 	return false;
 }
 
-static void parse(int argc, char **argv)
+static void read_options(int argc, char **argv)
 {
 	size_t i;
 	int c;
@@ -372,8 +381,7 @@ static void parse(int argc, char **argv)
 		*numbers[i].v = numbers[i].dflt;
 	while ((c = getopt(argc, argv, "p:t:I:c:T:d:i:r:w:B:W:P:")) != -1) {
 		if (c == 'p')
-			opt.protocol = pick(optarg, protocol_names,
-					    NR_PROTOCOLS, argv[0]);
+			opt.protocol = pick_protocol(optarg, argv[0]);
 		else if (c == 'B')
 			opt.fault = pick(optarg, fault_names, NR_FAULTS,
 					 argv[0]);
@@ -382,10 +390,10 @@ static void parse(int argc, char **argv)
 		else if (c == 'P')
 			opt.prefix = optarg;
 		else if (!set_number(c, optarg, argv[0]))
-			usage(argv[0]);
+			print_usage(argv[0]);
 	}
 	if (optind != argc || opt.wrk_conns < opt.wrk_threads)
-		usage(argv[0]);
+		print_usage(argv[0]);
 }
 
 int main(int argc, char **argv)
@@ -395,38 +403,38 @@ int main(int argc, char **argv)
 	char why[128];
 	int i, rc, have;
 
-	parse(argc, argv);
+	driver = &conn_driver;
+	read_options(argc, argv);
 	have = disable_usable(why, sizeof(why));
 	if (have < 0) {
 		out("not ok 1 - EPOLL_CTL_DISABLE probe: %s", why);
 		return 1;
 	}
-	if (!have && opt.protocol == PROTO_DISABLE) {
+	if (!have && opt.protocol->needs_disable) {
 		out("# %s: deferred reclamation instead", why);
-		opt.protocol = PROTO_DEFERRED;
+		opt.protocol = &proto_deferred;
 	}
 	out("# protocol %s, %ld workers; wrk: %ld threads, %ld connections, %ld s; reaper: idle %ld ms, %ld forced closes/s%s%s",
-	    protocol_names[opt.protocol], opt.waiters, opt.wrk_threads,
+	    opt.protocol->name, opt.waiters, opt.wrk_threads,
 	    opt.wrk_conns, opt.seconds, opt.idle_ms, opt.cancel_rate,
 	    opt.fault ? "; broken on purpose: " : "",
 	    opt.fault ? fault_names[opt.fault] : "");
 	if (setup())
 		return 1;
 	for (i = 0; i < opt.waiters; i++)
-		if (pthread_create(&S.waiters[i].thread, NULL, waiter,
-				   &S.waiters[i])) {
+		if (pthread_create(&P.waiters[i].thread, NULL, worker,
+				   &P.waiters[i])) {
 			out("# pthread_create: %s", strerror(errno));
 			return 1;
 		}
 	/* uring: every ring set up before a message is sent to it */
-	while (opt.protocol == PROTO_URING &&
-	       atomic_load(&S.ready) < opt.waiters)
-		sleep_us(1000);
+	if (opt.protocol->started)
+		opt.protocol->started();
 	/* close until a second before wrk stops, not while it winds down */
 	S.cancel_from = now_ns();
 	S.cancel_until = S.cancel_from + (opt.seconds - 1) * 1000000000LL;
 	if (pthread_create(&acc, NULL, acceptor, NULL) ||
-	    pthread_create(&can, NULL, canceller, NULL) ||
+	    pthread_create(&can, NULL, reaper, NULL) ||
 	    pthread_create(&idl, NULL, idler, NULL)) {
 		out("# pthread_create: %s", strerror(errno));
 		return 1;

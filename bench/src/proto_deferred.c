@@ -16,7 +16,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "bench.h"
+#include "protocol.h"
 
 struct item_deferred {
 	struct item_core c;
@@ -53,6 +53,17 @@ static void deferred_quiescent(struct waiter *w)
 	qsbr_quiescent(&qsbr, &w->qs);
 }
 
+/*
+ * The peer went away while this waiter held the event: no other waiter
+ * can hold it, and the driver stopped it for the canceller, so it goes
+ * at once
+ */
+static void deferred_owner_delete(struct item *it)
+{
+	item_del(it, true);
+	item_free(it);
+}
+
 /* An event for an item that a waiter holds, no lock taken */
 static void deferred_event(struct waiter *w, epoll_data_t data)
 {
@@ -62,8 +73,8 @@ static void deferred_event(struct waiter *w, epoll_data_t data)
 		count(&w->late);
 	else if (atomic_load(&it->dead))
 		count(&w->stale);	/* deleted, not yet freed: drop it */
-	else
-		item_handle(w, it, data, true);
+	else if (!item_handle(w, it, data, true))
+		deferred_owner_delete(it);
 }
 
 static void deferred_free(struct qsbr_node *n)
@@ -120,9 +131,12 @@ static void deferred_tick(void)
 	deferred_kick();
 }
 
+/* The item's lock is the driver's: deferred needs none */
 static void deferred_cancel(struct item *it)
 {
+	it->g.stop = true;
 	atomic_store(&it->dead, true);
+	pthread_mutex_unlock(&it->g.lock);
 	item_del(it, false);
 	deferred_retire(it);
 }
@@ -131,13 +145,9 @@ static void deferred_cancel(struct item *it)
 static void deferred_unfreed(void)
 {
 	struct qsbr_node *n;
-	struct item *it;
 
-	for (n = qsbr.head; n; n = n->next) {
-		it = qsbr_entry(n, struct item, retired);
-		if (it->timed)
-			sample_add(&P.reclaim, now_ns() - it->decided);
-	}
+	for (n = qsbr.head; n; n = n->next)
+		item_unfreed(qsbr_entry(n, struct item, retired));
 }
 
 static double mean_backlog(void)

@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bench.h"
+#include "protocol.h"
 
 struct item_disable {
 	struct item_core c;
@@ -26,7 +26,6 @@ static void disable_cancel(struct item *it)
 {
 	int err;
 
-	pthread_mutex_lock(&it->g.lock);
 	sys_call();
 	err = cancel_locked(&it->g, P.epfd, it->c.fd[0]);
 	if (!err) {

@@ -22,7 +22,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "bench.h"
+#include "protocol.h"
 
 struct item_genslot {
 	struct item_core c;
@@ -156,6 +156,8 @@ static bool genslot_late(const struct item *it, unsigned long seen)
 	return it->g.tag != ITEM_LIVE || it->born > seen;
 }
 
+static void genslot_delete(struct item *it);
+
 /*
  * genslot: the slot is valid memory whatever happened; under its mutex,
  * the generation says whether the item the event was for still lives in
@@ -170,8 +172,10 @@ static void genslot_event(struct waiter *w, epoll_data_t data)
 		count(&w->stale);	/* deleted since: drop it */
 	else if (genslot_late(it, w->seen))
 		count(&w->late);
-	else
-		item_handle(w, it, data, false);
+	else if (!item_handle(w, it, data, false)) {
+		genslot_delete(it);	/* its peer went away */
+		return;
+	}
 	pthread_mutex_unlock(&it->g.lock);
 }
 
@@ -180,11 +184,11 @@ static void genslot_event(struct waiter *w, epoll_data_t data)
  * generation on, so that a waiter holding its event finds it gone when it
  * gets the mutex; the fds are closed after the unlock (once the generation
  * has moved no waiter looks at them), and the slot is free for the next
- * item at once. Its memory is never given back.
+ * item at once. Its memory is never given back. Must be called with the
+ * slot's mutex held; drops it.
  */
 static void genslot_delete(struct item *it)
 {
-	pthread_mutex_lock(&it->g.lock);
 	item_del(it, false);
 	if (!++it->gen)
 		it->gen = 1;	/* never 0: a key of 0 is quitfd's */

@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include <time.h>
 
-#include "bench.h"
+#include "protocol.h"
 
 struct item_global {
 	struct item_core c;
@@ -93,15 +93,20 @@ static void global_event(struct waiter *w, epoll_data_t data)
 {
 	struct item *it = data.ptr;
 
-	if (it->g.tag != ITEM_LIVE)
+	if (it->g.tag != ITEM_LIVE) {
 		count(&w->late);
-	else
-		item_handle(w, it, data, false);
+	} else if (!item_handle(w, it, data, false)) {
+		/* its peer went away: the canceller waits for our lock */
+		item_del(it, true);
+		item_free(it);
+	}
 	global_unlock_waiter(w);
 }
 
+/* The item's lock is the driver's: global needs its own alone */
 static void global_cancel(struct item *it)
 {
+	pthread_mutex_unlock(&it->g.lock);
 	global_lock_canceller();
 	item_del(it, true);
 	item_free(it);
@@ -122,6 +127,7 @@ static void global_teardown(void)
 
 const struct protocol proto_global = {
 	.name = "global",
+	.set_lock = true,
 	.setup = global_setup,
 	.wait_begin = global_lock_waiter,
 	.wait_none = global_unlock_waiter,

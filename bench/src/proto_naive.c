@@ -8,7 +8,7 @@
  * Per item: the core and a mutex.
  */
 #define _GNU_SOURCE
-#include "bench.h"
+#include "protocol.h"
 
 struct item_naive {
 	struct item_core c;
@@ -17,7 +17,6 @@ struct item_naive {
 
 static void naive_cancel(struct item *it)
 {
-	pthread_mutex_lock(&it->g.lock);
 	item_del(it, true);
 	it->g.tag = ITEM_POISON;
 	pthread_mutex_unlock(&it->g.lock);

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "protocol.h"
 
 struct item_uring {
 	struct item_core c;
@@ -102,6 +102,16 @@ static void uring_arm(void *arg, void *item)
 		error_at("no SQE for the poll of fd %d", it->c.fd[0]);
 }
 
+/* uring: arm @it if it was dealt to this waiter before the waiters ran */
+static void uring_arm_own(void *arg, void *item)
+{
+	struct waiter *w = arg;
+	struct item *it = item;
+
+	if (it->home == w - P.waiters)
+		uring_arm(w, it);
+}
+
 /*
  * uring: the canceller's message for @it has reached its waiter: cancel
  * the poll. The item is freed at the poll's terminal completion, which
@@ -154,8 +164,8 @@ static void uring_event(void *arg, void *item,
 	struct item *it = item;
 
 	/* The window in which the item may be freed under us */
-	if (opt.delay_us)
-		sleep_us(opt.delay_us);
+	if (P.delay_us)
+		sleep_us(P.delay_us);
 	if (it->g.tag != ITEM_LIVE) {
 		count(&w->late);
 		return;
@@ -175,8 +185,15 @@ static void uring_event(void *arg, void *item,
 		uring_arm(w, it);
 }
 
+/* uring: a new item sent to this waiter: the driver's, then its poll */
+static void uring_adopt(void *arg, void *item)
+{
+	item_adopt(item);
+	uring_arm(arg, item);
+}
+
 static const struct home_ops uring_ops = {
-	.arm = uring_arm,
+	.arm = uring_adopt,
 	.cancel = uring_cancel,
 	.event = uring_event,
 };
@@ -190,7 +207,7 @@ static const struct home_ops uring_ops = {
 static void *uring_waiter(struct waiter *w)
 {
 	unsigned int cq = URING_CQ_PER_ITEM * (P.n / P.nr_waiters + 1);
-	int i, err;
+	int err;
 
 	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
 	     URING_CQ_MAX : cq;
@@ -208,9 +225,7 @@ static void *uring_waiter(struct waiter *w)
 	 * both found here and sent would be polled twice, the poll the
 	 * cancel does not end naming it after its free.
 	 */
-	for (i = 0; i < P.n; i++)
-		if (P.slots[i].it->home == w - P.waiters)
-			uring_arm(w, P.slots[i].it);
+	each_item(uring_arm_own, w);
 	atomic_fetch_add(&ready, 1);
 	err = home_run(&w->home, P.timeout, &uring_ops, w);
 	if (err)
@@ -248,9 +263,13 @@ static void uring_canceller_end(void)
 	msg_ring = NULL;
 }
 
-/* Its waiter frees it, at its poll's terminal completion */
+/*
+ * Its waiter frees it, at its poll's terminal completion; the item's lock
+ * is the driver's, uring needs none
+ */
 static void uring_cancel_item(struct item *it)
 {
+	pthread_mutex_unlock(&it->g.lock);
 	uring_send(it, TAG_CANCEL);
 	uring_flush();
 	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);

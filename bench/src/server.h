@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the server's files share: the options, a connection (struct
- * item), a waiter, the server's state S and the functions the files call
- * across.  epoll_disable_server.c runs wrk, reports and checks;
- * server_conn.c is the connections' life: the waiters, the acceptor, the
- * reaper and the books; server_uring.c is the uring protocol's side.
+ * conn, around the protocols' struct item), the server's state S and the
+ * functions the files call across.  epoll_disable_server.c runs wrk,
+ * reports and checks; server_conn.c is the connections' life: the
+ * driver of the protocols (protocol.h), the waiters, the acceptor, the
+ * reaper and the books; server_uring.c is its uring protocol, still its
+ * own.
  */
 #ifndef EPOLL_DISABLE_SERVER_H
 #define EPOLL_DISABLE_SERVER_H
@@ -14,8 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "epoll_disable_util.h"
-#include "epoll_disable_uring.h"
+#include "protocol.h"
 
 /* Waiters wake this often without events: the deferred quiescent point */
 #define WAIT_MS		10
@@ -31,8 +32,6 @@
 #define URING_CQ	1024
 
 
-enum protocol { PROTO_DISABLE, PROTO_DEFERRED, PROTO_NAIVE, PROTO_URING,
-		NR_PROTOCOLS };
 enum fault {
 	FAULT_NONE, FAULT_LEAK_CONN, FAULT_DOUBLE_FREE, FAULT_LEAK_FD,
 	FAULT_DOUBLE_CLOSE, FAULT_DROP, FAULT_EARLY_FREE, NR_FAULTS
@@ -40,7 +39,7 @@ enum fault {
 
 
 struct server_opt {
-	enum protocol protocol;
+	const struct protocol *protocol;
 	enum fault fault;
 	long waiters, idlers;
 	long wrk_threads, wrk_conns, seconds;
@@ -50,27 +49,26 @@ struct server_opt {
 
 extern struct server_opt opt;
 
-struct item {
-	/* the tag: ITEM_POISON once freed; stop: no more requests, closing */
-	struct item_guard g;
-	int fd;
+/*
+ * A connection: the protocols' item (its c.fd[0] is the socket, decided
+ * the canceller's decision, cancelling uring's "its poll is cancelled"),
+ * then the server's own
+ */
+struct conn {
+	struct item it;
 	unsigned int gen;	/* the fd number's generation at accept */
 	unsigned long id;
 	bool cancelled;		/* closing by a canceller's decision */
+	bool fd_closed;		/* closed before the free (deferred) */
 	long long seen_ns;	/* last request, for the idle canceller */
-	long long cancel_ns;	/* when the canceller decided */
-	struct qsbr_node retired;	/* deferred: the retire list */
-	int home;		/* uring: the waiter whose ring polls it */
-	bool closing;		/* uring: its waiter cancelled the poll */
 	size_t len;
 	char buf[REQ_MAX];
 };
 
-struct waiter {
-	pthread_t thread;
-	atomic_ulong qs;	/* deferred: QSBR's counter */
-	struct ring_home home;	/* uring: its ring, the others' messages */
-};
+static inline struct conn *conn_of(struct item *it)
+{
+	return (struct conn *)((char *)it - offsetof(struct conn, it));
+}
 
 struct wrk_figures {
 	bool seen;
@@ -78,8 +76,7 @@ struct wrk_figures {
 };
 
 struct server {
-	int epfd, lfd, quitfd, port;
-	struct waiter *waiters;
+	int lfd, port;
 	atomic_bool quit;
 
 	/* the items by fd number, for the canceller: under table_lock */
@@ -91,9 +88,6 @@ struct server {
 	pthread_mutex_t fd_lock;
 	unsigned int *fd_gen;
 	unsigned char *fd_open;
-
-	/* deferred: the retire list is the canceller's alone */
-	struct qsbr qsbr;
 
 	/* uring: waiters with a ring; the acceptor's next waiter */
 	atomic_int ready;
@@ -123,26 +117,22 @@ extern struct server S;
 /* Freed connections, poisoned, and how often each id was freed */
 extern unsigned char *freed;
 
-void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void error_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void inc(atomic_ulong *c);
 
-/* server_conn.c */
-void item_free(struct item *it);
-void fd_close(struct item *it);
-void table_remove(struct item *it);
+/* server_conn.c: the driver of the protocols, and the connections' life */
+extern const struct driver conn_driver;
+const struct protocol *conn_protocol(const char *name);
+void conn_protocol_names(char *buf, size_t len);
+bool receive(struct conn *c);
 void table_add_locked(struct item *it);
-bool receive(struct item *it);
-void *waiter(void *arg);
+void *worker(void *arg);
 void *acceptor(void *arg);
-void *canceller(void *arg);
+void *reaper(void *arg);
 void *idler(void *arg);
 int setup(void);
 void stop(pthread_t acc, pthread_t can, pthread_t idl);
 
-/* server_uring.c */
-void *uring_waiter(struct waiter *w);
-void uring_send(struct item *it, enum ring_tag tag);
-void uring_stop_sending(void);
+/* server_uring.c: the uring protocol, the server's own */
+extern const struct protocol conn_uring;
 
 #endif /* EPOLL_DISABLE_SERVER_H */

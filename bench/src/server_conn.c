@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The server's connections, from accept to free: the waiters and the
- * owner's step, the acceptor, the reaper (the canceller) and its
- * protocols, the idle clients, and the books that check every
- * connection is freed and every fd closed exactly once.
+ * The server's connections, from accept to free: the server as a driver
+ * of the protocols (protocol.h: what an item's deletion, the owner's
+ * work on its event and its free mean for a connection), the waiters,
+ * the acceptor, the reaper (the canceller), the idle clients, and the
+ * books that check every connection is freed and every fd closed exactly
+ * once.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -47,29 +49,25 @@ struct server S = {
 
 static void *quarantine_ring[QUARANTINE];
 static struct quarantine quarantine =
-	QUARANTINE_INIT(quarantine_ring, struct item, g);
+	QUARANTINE_INIT(quarantine_ring, struct conn, it.g);
 unsigned char *freed;
 
-void out(const char *fmt, ...)
-{
-	va_list ap;
+/* The connection the reaper is closing: freed within its reap, at once */
+static __thread struct item *reaping;
 
-	va_start(ap, fmt);
+static void conn_vout(const char *fmt, va_list ap)
+{
 	vprintf(fmt, ap);
-	va_end(ap);
 	putchar('\n');
 	fflush(stdout);
 }
 
-void error_at(const char *fmt, ...)
+/* The first error is kept, the others counted: report() fails the run */
+static void conn_verror(const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	if (atomic_fetch_add(&S.errors, 1))
 		return;
-	va_start(ap, fmt);
 	vsnprintf(S.first_error, sizeof(S.first_error), fmt, ap);
-	va_end(ap);
 }
 
 void inc(atomic_ulong *c)
@@ -77,123 +75,154 @@ void inc(atomic_ulong *c)
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-static void sample_reclaim(struct item *it)
+static void sample_reclaim(struct conn *c)
 {
-	if (!it->cancelled)
+	if (!c->cancelled)
 		return;
 	pthread_mutex_lock(&S.stats_lock);
 	if (S.nr_samples < MAX_SAMPLES)
-		S.samples[S.nr_samples++] = now_ns() - it->cancel_ns;
+		S.samples[S.nr_samples++] = now_ns() - c->it.decided;
 	pthread_mutex_unlock(&S.stats_lock);
 }
 
-/* Poison @it and keep it for QUARANTINE more frees; count a second free */
-static void quarantine_item(struct item *it)
+/*
+ * Poison @c and keep it for QUARANTINE more frees; count a second free
+ * (by its id: naive poisons the tag itself, under the lock, before the
+ * free)
+ */
+static void quarantine_conn(struct conn *c)
 {
-	struct item *old = NULL;
+	struct conn *old = NULL;
 
 	pthread_mutex_lock(&quarantine.lock);
-	if (it->g.tag != ITEM_LIVE || freed[it->id]++) {
+	if (freed[c->id]++) {
 		inc(&S.bad_frees);
 		pthread_mutex_unlock(&quarantine.lock);
 		return;
 	}
-	it->g.tag = ITEM_POISON;
+	c->it.g.tag = ITEM_POISON;
 	inc(&S.frees);
-	old = quarantine_put_locked(&quarantine, it);
+	old = quarantine_put_locked(&quarantine, c);
 	pthread_mutex_unlock(&quarantine.lock);
 	if (old)
 		quarantine_release(&quarantine, old);
 }
 
-void item_free(struct item *it)
+/* Mark @c's fd closed in the books: false if it is not open as @c's */
+static bool fd_forget(struct conn *c)
 {
-	if (it->cancelled && opt.fault == FAULT_LEAK_CONN)
-		return;
-	sample_reclaim(it);
-	quarantine_item(it);
-	if (it->cancelled && opt.fault == FAULT_DOUBLE_FREE)
-		quarantine_item(it);
-}
-
-/* Mark @it's fd closed in the books: false if it is not open as @it's */
-static bool fd_forget(struct item *it)
-{
+	int fd = c->it.c.fd[0];
 	bool ok;
 
 	pthread_mutex_lock(&S.fd_lock);
-	ok = S.fd_open[it->fd] && S.fd_gen[it->fd] == it->gen;
+	ok = S.fd_open[fd] && S.fd_gen[fd] == c->gen;
 	if (ok)
-		S.fd_open[it->fd] = 0;
+		S.fd_open[fd] = 0;
 	pthread_mutex_unlock(&S.fd_lock);
 	return ok;
 }
 
-/* Close the item's fd once, as the books say (never a reused one) */
-void fd_close(struct item *it)
+/* Close the connection's fd once, as the books say (never a reused one) */
+static void fd_close(struct conn *c)
 {
-	if (it->cancelled && opt.fault == FAULT_LEAK_FD) {
-		shutdown(it->fd, SHUT_RDWR);
+	int fd = c->it.c.fd[0];
+
+	if (c->cancelled && opt.fault == FAULT_LEAK_FD) {
+		shutdown(fd, SHUT_RDWR);
 		return;
 	}
-	if (!fd_forget(it)) {
+	if (!fd_forget(c)) {
 		inc(&S.bad_closes);
 		return;
 	}
 	inc(&S.closed);
-	close(it->fd);
-	if (it->cancelled && opt.fault == FAULT_DOUBLE_CLOSE && !fd_forget(it))
+	close(fd);
+	if (c->cancelled && opt.fault == FAULT_DOUBLE_CLOSE && !fd_forget(c))
 		inc(&S.bad_closes);
 }
 
-/* Must be called with table_lock held. */
-static void table_remove_locked(struct item *it)
+static void table_remove(struct item *it)
 {
-	if (S.table[it->fd] != it)
-		error_at("fd %d: not its connection in the table", it->fd);
-	else
-		S.table[it->fd] = NULL;
-}
+	int fd = it->c.fd[0];
 
-void table_remove(struct item *it)
-{
 	pthread_mutex_lock(&S.table_lock);
-	table_remove_locked(it);
+	if (S.table[fd] != it)
+		error_at("fd %d: not its connection in the table", fd);
+	else
+		S.table[fd] = NULL;
 	pthread_mutex_unlock(&S.table_lock);
 }
 
-static void item_del(struct item *it)
+/*
+ * Out of the set. The fd is closed when the connection leaves the table,
+ * at its free or the protocol's item_close(), never under the item's
+ * lock (the reaper takes the table's lock, then an item's). One that
+ * stays open a while is shut down now: the client sees the close at once.
+ */
+static void conn_del(struct item *it, bool close_fds)
 {
-	if (epoll_ctl(S.epfd, EPOLL_CTL_DEL, it->fd, NULL))
-		error_at("EPOLL_CTL_DEL of fd %d: %s", it->fd, strerror(errno));
+	int fd = it->c.fd[0];
+
+	if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, fd, NULL))
+		error_at("EPOLL_CTL_DEL of fd %d: %s", fd, strerror(errno));
+	if (!close_fds)
+		shutdown(fd, SHUT_RDWR);
+}
+
+/* Out of the table and closed: its fd number may be reused from now on */
+static void conn_close(struct item *it)
+{
+	struct conn *c = conn_of(it);
+
+	table_remove(it);
+	fd_close(c);
+	c->fd_closed = true;
+}
+
+static void conn_free(struct item *it)
+{
+	struct conn *c = conn_of(it);
+
+	if (!c->fd_closed)
+		conn_close(it);
+	if (it == reaping)
+		inc(&S.cancel_now);
+	if (c->cancelled)
+		atomic_fetch_sub(&S.held, 1);
+	if (c->cancelled && opt.fault == FAULT_LEAK_CONN)
+		return;
+	sample_reclaim(c);
+	quarantine_conn(c);
+	if (c->cancelled && opt.fault == FAULT_DOUBLE_FREE)
+		quarantine_conn(c);
+}
+
+/* Never called: no protocol the server runs gives memory back itself */
+static void conn_release(struct item *it)
+{
+	error_at("fd %d: released, not freed", it->c.fd[0]);
+}
+
+static void conn_nothing(struct item *it)
+{
+	(void)it;
+}
+
+/* The server does not count its system calls */
+static void conn_sys_call(void)
+{
 }
 
 /* Bytes the client sent that the server has not taken as a request */
-static bool has_unread(struct item *it)
+static bool has_unread(struct conn *c)
 {
 	int n = 0;
 
-	return it->len || (!ioctl(it->fd, FIONREAD, &n) && n > 0);
+	return c->len || (!ioctl(c->it.c.fd[0], FIONREAD, &n) && n > 0);
 }
 
-/*
- * Close an item whose event this waiter holds (its owner), and free it.
- * Must be called with it->g.lock held; drops it.
- */
-static void owner_close(struct item *it)
-{
-	it->g.stop = true;
-	item_del(it);
-	pthread_mutex_unlock(&it->g.lock);
-	table_remove(it);
-	fd_close(it);
-	if (it->cancelled)
-		atomic_fetch_sub(&S.held, 1);
-	item_free(it);
-}
-
-/* Answer one request; false if the socket is gone. Must hold it->g.lock. */
-static bool answer(struct item *it)
+/* Answer one request; false if the socket is gone. Must hold the lock. */
+static bool answer(struct conn *c)
 {
 	size_t off = 0;
 	ssize_t n;
@@ -202,8 +231,8 @@ static bool answer(struct item *it)
 	    atomic_load(&S.requests) % DROP_EVERY == 0)
 		return true;
 	while (off < sizeof(response) - 1) {
-		n = send(it->fd, response + off, sizeof(response) - 1 - off,
-			 MSG_NOSIGNAL);
+		n = send(c->it.c.fd[0], response + off,
+			 sizeof(response) - 1 - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -216,41 +245,41 @@ static bool answer(struct item *it)
 	return true;
 }
 
-/* Take the complete requests out of it->buf. Must hold it->g.lock. */
-static bool serve(struct item *it)
+/* Take the complete requests out of c->buf. Must hold the item's lock. */
+static bool serve(struct conn *c)
 {
 	char *end;
 	size_t used;
 
-	while ((end = memmem(it->buf, it->len, "\r\n\r\n", 4))) {
-		used = end + 4 - it->buf;
-		memmove(it->buf, it->buf + used, it->len - used);
-		it->len -= used;
+	while ((end = memmem(c->buf, c->len, "\r\n\r\n", 4))) {
+		used = end + 4 - c->buf;
+		memmove(c->buf, c->buf + used, c->len - used);
+		c->len -= used;
 		inc(&S.requests);
-		if (!answer(it))
+		if (!answer(c))
 			return false;
 	}
-	return it->len < sizeof(it->buf);
+	return c->len < sizeof(c->buf);
 }
 
 /*
  * Read and answer what the client sent; false if it went away (or sent
- * more than a request can hold). Must hold it->g.lock.
+ * more than a request can hold). Must hold the item's lock.
  */
-bool receive(struct item *it)
+bool receive(struct conn *c)
 {
 	ssize_t n;
 
 	for (;;) {
-		n = recv(it->fd, it->buf + it->len, sizeof(it->buf) - it->len,
-			 MSG_DONTWAIT);
+		n = recv(c->it.c.fd[0], c->buf + c->len,
+			 sizeof(c->buf) - c->len, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return true;
 		if (n > 0) {
-			it->len += n;
-			if (serve(it))
+			c->len += n;
+			if (serve(c))
 				continue;
 		}
 		return false;
@@ -258,134 +287,228 @@ bool receive(struct item *it)
 }
 
 /*
- * The owner's step, for an event it was handed: read and answer the
- * requests and re-arm @it, or close it if the client went away or a
- * canceller wants it closed.
+ * The owner's work on the event it was handed: read and answer the
+ * requests and re-arm the connection; false if the client went away,
+ * with the item stopped (the reaper leaves it alone) for its owner to
+ * delete. @may_be_gone: the caller holds no lock that keeps the reaper
+ * away, so take the item's, and drop an event of one the reaper closed.
  */
-static void handle(struct item *it)
+static bool conn_handle(struct waiter *w, struct item *it,
+			epoll_data_t data, bool may_be_gone)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+	struct conn *c = conn_of(it);
+	bool open;
+
+	if (may_be_gone) {
+		switch (owner_lock(&it->g)) {
+		case ITEM_DELETED:
+			count(&w->late);
+			pthread_mutex_unlock(&it->g.lock);
+			return true;
+		case ITEM_STOPPED:
+			/* the reaper deleted it, and frees it later */
+			count(&w->stale);
+			pthread_mutex_unlock(&it->g.lock);
+			return true;
+		case ITEM_HELD:
+			break;
+		}
+	}
+	open = receive(c);
+	if (open) {
+		c->seen_ns = now_ns();
+		ev.data = data;
+		if (epoll_ctl(P.epfd, EPOLL_CTL_MOD, it->c.fd[0], &ev))
+			error_at("EPOLL_CTL_MOD of fd %d: %s", it->c.fd[0],
+				 strerror(errno));
+	} else {
+		inc(&S.client_closes);
+		it->g.stop = true;
+	}
+	if (may_be_gone)
+		pthread_mutex_unlock(&it->g.lock);
+	return open;
+}
+
+/* The server's items come after the waiters start: none before */
+static void conn_each_item(void (*fn)(void *arg, void *item), void *arg)
+{
+	(void)fn;
+	(void)arg;
+}
+
+/* Put in the set: genslot's way, which the server does not run */
+static int conn_add(struct item *it, epoll_data_t data)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
 
-	switch (owner_lock(&it->g)) {
-	case ITEM_DELETED:
-		/* freed under us: only the naive protocol gets here */
-		inc(&S.late);
-		pthread_mutex_unlock(&it->g.lock);
-		return;
-	case ITEM_STOPPED:
-		if (opt.protocol == PROTO_DISABLE) {
-			/* DISABLE said EBUSY: we hold the event, we close */
-			inc(&S.owner_closes);
-			owner_close(it);
-		} else {
-			/* deferred: deleted, the canceller frees it later */
-			inc(&S.stale);
-			pthread_mutex_unlock(&it->g.lock);
-		}
-		return;
-	case ITEM_HELD:
-		break;
-	}
-	if (!receive(it)) {
-		inc(&S.client_closes);
-		owner_close(it);
-		return;
-	}
-	it->seen_ns = now_ns();
-	ev.data.ptr = it;
-	if (epoll_ctl(S.epfd, EPOLL_CTL_MOD, it->fd, &ev))
-		error_at("EPOLL_CTL_MOD of fd %d: %s", it->fd, strerror(errno));
-	pthread_mutex_unlock(&it->g.lock);
+	ev.data = data;
+	return epoll_ctl(P.epfd, EPOLL_CTL_ADD, it->c.fd[0], &ev) ? errno : 0;
 }
 
 /* Put @it in the table, for the canceller. Must hold table_lock. */
 void table_add_locked(struct item *it)
 {
-	if (S.table[it->fd])
-		error_at("fd %d: in the table twice", it->fd);
-	S.table[it->fd] = it;
-	if (it->fd > S.table_hi)
-		S.table_hi = it->fd;
+	int fd = it->c.fd[0];
+
+	if (S.table[fd])
+		error_at("fd %d: in the table twice", fd);
+	S.table[fd] = it;
+	if (fd > S.table_hi)
+		S.table_hi = fd;
 }
 
-void *waiter(void *arg)
+/* uring: a waiter took a new connection; only now may the reaper see it */
+static void conn_adopt(struct item *it)
 {
+	pthread_mutex_lock(&S.table_lock);
+	table_add_locked(it);
+	pthread_mutex_unlock(&S.table_lock);
+}
+
+const struct driver conn_driver = {
+	.vout = conn_vout,
+	.vfail = conn_verror,
+	.verror = conn_verror,
+	.sys_call = conn_sys_call,
+	.item_add = conn_add,
+	.item_del = conn_del,
+	.item_close = conn_close,
+	.item_free = conn_free,
+	.item_release = conn_release,
+	.reclaimed = conn_nothing,
+	.unfreed = conn_nothing,
+	.item_handle = conn_handle,
+	.item_adopt = conn_adopt,
+	.each_item = conn_each_item,
+};
+
+/*
+ * The protocols the server runs: its own uring, and every shared one
+ * whose items a connection can be (not genslot's slab), whose waiters
+ * run the server's loop, and that leaves the item's lock to the server
+ */
+static bool conn_fits(const struct protocol *p)
+{
+	return !p->alloc && !p->run_waiter && !p->set_lock;
+}
+
+const struct protocol *conn_protocol(const char *name)
+{
+	const struct protocol *p;
+
+	if (!strcmp(name, conn_uring.name))
+		return &conn_uring;
+	p = protocol_named(name);
+	return p && conn_fits(p) ? p : NULL;
+}
+
+void conn_protocol_names(char *buf, size_t len)
+{
+	unsigned int i;
+
+	buf[0] = 0;
+	for (i = 0; i < nr_protocols; i++)
+		if (conn_fits(protocols[i]))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s|",
+				 protocols[i]->name);
+	snprintf(buf + strlen(buf), len - strlen(buf), "%s", conn_uring.name);
+}
+
+/* A waiter: the protocol's loop, or epoll_wait() and the protocol's steps */
+void *worker(void *arg)
+{
+	const struct protocol *p = opt.protocol;
 	struct waiter *w = arg;
 	struct epoll_event ev;
 	int n;
 
-	if (opt.protocol == PROTO_URING)
-		return uring_waiter(w);
+	if (p->run_waiter)
+		return p->run_waiter(w);
 	for (;;) {
-		/*
-		 * deferred: the quiescent point. This waiter holds no
-		 * item, and its next epoll_wait() starts after every
-		 * EPOLL_CTL_DEL retired up to this epoch.
-		 */
-		qsbr_quiescent(&S.qsbr, &w->qs);
-		n = epoll_wait(S.epfd, &ev, 1, WAIT_MS);
-		if (n < 0 && errno != EINTR) {
-			error_at("epoll_wait: %s", strerror(errno));
-			return NULL;
-		}
-		if (n <= 0)
+		if (p->wait_begin)
+			p->wait_begin(w);
+		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
+		if (n <= 0 || !ev.data.ptr) {
+			if (p->wait_none)
+				p->wait_none(w);
+			if (n < 0 && errno != EINTR) {
+				error_at("epoll_wait: %s", strerror(errno));
+				return NULL;
+			}
+			if (n > 0)
+				return NULL;	/* quitfd */
 			continue;
-		if (!ev.data.ptr)
-			return NULL;	/* quitfd */
+		}
+		if (p->woken)
+			p->woken(w);
 		/* the window in which a canceller may free it under us */
-		if (opt.delay_us)
-			sleep_us(opt.delay_us);
-		handle(ev.data.ptr);
+		if (P.delay_us)
+			sleep_us(P.delay_us);
+		p->event(w, ev.data);
 	}
 }
 
-static struct item *item_new(int fd)
+static struct conn *conn_new(int fd)
 {
-	struct item *it = calloc(1, sizeof(*it));
+	struct conn *c = calloc(1, sizeof(*c));
 	unsigned long id = atomic_fetch_add(&S.next_id, 1);
 
-	if (!it || id >= MAX_IDS) {
+	if (!c || id >= MAX_IDS) {
 		error_at("no room for connection %lu", id);
-		free(it);
+		free(c);
 		return NULL;
 	}
-	pthread_mutex_init(&it->g.lock, NULL);
-	it->g.tag = ITEM_LIVE;
-	it->fd = fd;
-	it->id = id;
-	it->seen_ns = now_ns();
+	item_guard_init(&c->it.g);
+	c->it.c.fd[0] = fd;
+	c->it.c.fd[1] = -1;
+	c->it.c.events = EPOLLIN | EPOLLONESHOT;
+	c->id = id;
+	c->seen_ns = now_ns();
 	inc(&S.allocs);
-	return it;
+	return c;
 }
 
 /* A new fd number, as open in the books; false if it was open already */
-static bool fd_opened(struct item *it)
+static bool fd_opened(struct conn *c)
 {
+	int fd = c->it.c.fd[0];
 	bool was;
 
 	pthread_mutex_lock(&S.fd_lock);
-	was = S.fd_open[it->fd];
-	S.fd_open[it->fd] = 1;
-	it->gen = ++S.fd_gen[it->fd];
+	was = S.fd_open[fd];
+	S.fd_open[fd] = 1;
+	c->gen = ++S.fd_gen[fd];
 	pthread_mutex_unlock(&S.fd_lock);
 	inc(&S.accepted);
 	return !was;
 }
 
+/* The plain way in: the table, then the set, before a waiter can close it */
+static void conn_enter(struct item *it)
+{
+	pthread_mutex_lock(&S.table_lock);
+	table_add_locked(it);
+	if (item_add(it, (epoll_data_t){ .ptr = it }))
+		error_at("EPOLL_CTL_ADD: %s", strerror(errno));
+	pthread_mutex_unlock(&S.table_lock);
+}
+
 void *acceptor(void *arg)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
-	struct item *it;
-	int fd;
+	const struct protocol *p = opt.protocol;
+	struct conn *c;
+	int fd, err;
 
 	(void)arg;
+	if (p->canceller_begin && p->canceller_begin())
+		return NULL;
 	for (;;) {
 		fd = accept4(S.lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (atomic_load(&S.quit)) {
-				uring_stop_sending();
-				return NULL;
-			}
+			if (atomic_load(&S.quit))
+				break;
 			if (errno != EINTR && errno != ECONNABORTED)
 				error_at("accept: %s", strerror(errno));
 			continue;
@@ -395,111 +518,43 @@ void *acceptor(void *arg)
 			close(fd);
 			continue;
 		}
-		it = item_new(fd);
-		if (!it) {
+		c = conn_new(fd);
+		if (!c) {
 			close(fd);
 			continue;
 		}
-		if (!fd_opened(it))
+		if (!fd_opened(c))
 			inc(&S.bad_closes);	/* closed without the books */
-		if (opt.protocol == PROTO_URING) {
-			/* its waiter puts it in the table */
-			it->home = S.next_home++ % opt.waiters;
-			uring_send(it, TAG_ARM);
+		if (!p->add) {
+			conn_enter(&c->it);
 			continue;
 		}
-		ev.data.ptr = it;
-		/* in the table before a waiter can close it */
-		pthread_mutex_lock(&S.table_lock);
-		table_add_locked(it);
-		if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, fd, &ev))
-			error_at("EPOLL_CTL_ADD: %s", strerror(errno));
-		pthread_mutex_unlock(&S.table_lock);
+		err = p->add(&c->it);
+		if (err)
+			error_at("adding fd %d: %s", fd, strerror(err));
 	}
-}
-
-static void deferred_free(struct qsbr_node *n)
-{
-	struct item *it = qsbr_entry(n, struct item, retired);
-
-	fd_close(it);
-	atomic_fetch_sub(&S.held, 1);
-	item_free(it);
-}
-
-/* deferred: close and free what no waiter can hold (@all: none runs) */
-static void reclaim(bool all)
-{
-	qsbr_reclaim(&S.qsbr, all, deferred_free);
+	if (p->canceller_end)
+		p->canceller_end();
+	return NULL;
 }
 
 /*
- * The canceller deletes @it at once, closes and frees it. Must be called
- * with table_lock and it->g.lock held; drops it->g.lock.
+ * The reaper closes @it from outside the waiters, as the protocol says.
+ * Must be called with it->g.lock held, which the protocol drops.
  */
-static void delete_now(struct item *it)
+static void reap(struct item *it)
 {
-	item_del(it);
-	table_remove_locked(it);
-	pthread_mutex_unlock(&it->g.lock);
-	fd_close(it);
-	item_free(it);
-}
+	struct conn *c = conn_of(it);
 
-/*
- * The canceller's step: close @it from outside the waiters, as the
- * protocol says. Must be called with table_lock and it->g.lock held;
- * drops it->g.lock.
- */
-static void cancel(struct item *it)
-{
-	int err;
-
-	it->cancelled = true;
-	it->cancel_ns = now_ns();
-	if (has_unread(it))
+	c->cancelled = true;
+	it->decided = now_ns();
+	if (has_unread(c))
 		inc(&S.unread);
-	switch (opt.protocol) {
-	case PROTO_DISABLE:
-		err = cancel_locked(&it->g, S.epfd, it->fd);
-		if (!err) {
-			inc(&S.cancel_now);
-			delete_now(it);
-			return;
-		}
-		if (err == EBUSY) {
-			/* its owner closes it */
-			inc(&S.cancel_busy);
-			atomic_fetch_add(&S.held, 1);
-		} else {
-			error_at("EPOLL_CTL_DISABLE: %s", strerror(err));
-		}
-		pthread_mutex_unlock(&it->g.lock);
-		return;
-	case PROTO_DEFERRED:
-		it->g.stop = true;
-		item_del(it);
-		shutdown(it->fd, SHUT_RDWR);
-		table_remove_locked(it);
-		pthread_mutex_unlock(&it->g.lock);
-		qsbr_retire(&S.qsbr, &it->retired);
-		atomic_fetch_add(&S.held, 1);
-		return;
-	case PROTO_NAIVE:
-		it->g.stop = true;
-		delete_now(it);
-		return;
-	case PROTO_URING:
-		/* claimed: its waiter closes and frees it, told so */
-		it->g.stop = true;
-		shutdown(it->fd, SHUT_RDWR);
-		pthread_mutex_unlock(&it->g.lock);
-		atomic_fetch_add(&S.held, 1);
-		uring_send(it, TAG_CANCEL);
-		return;
-	default:
-		return;
-	}
+	/* decided closed, not yet freed: conn_free() takes it off */
+	atomic_fetch_add(&S.held, 1);
+	reaping = it;
+	opt.protocol->cancel(it);
+	reaping = NULL;
 }
 
 /* Must be called with table_lock held; false if @it is not to be closed */
@@ -508,15 +563,20 @@ static bool lock_open(struct item *it)
 	if (!it)
 		return false;
 	pthread_mutex_lock(&it->g.lock);
-	if (!it->g.stop)
+	if (!it->g.stop && it->g.tag == ITEM_LIVE)
 		return true;
 	pthread_mutex_unlock(&it->g.lock);
 	return false;
 }
 
-/* A forced close: the first open item from a random fd number on */
+/*
+ * A forced close: the first open item from a random fd number on. Its
+ * lock, held, keeps it ours once the table's is dropped: a waiter stops
+ * an item under it before it closes one.
+ */
 static void cancel_random(unsigned long *seed)
 {
+	struct item *it = NULL;
 	int n, i, fd;
 
 	pthread_mutex_lock(&S.table_lock);
@@ -524,33 +584,41 @@ static void cancel_random(unsigned long *seed)
 	fd = rnd_next(seed) % n;
 	for (i = 0; i < n; i++, fd = (fd + 1) % n) {
 		if (lock_open(S.table[fd])) {
-			inc(&S.cancels_forced);
-			cancel(S.table[fd]);
+			it = S.table[fd];
 			break;
 		}
 	}
 	pthread_mutex_unlock(&S.table_lock);
+	if (it) {
+		inc(&S.cancels_forced);
+		reap(it);
+	}
 }
 
 static void cancel_idle(void)
 {
 	long long limit = now_ns() - opt.idle_ms * 1000000LL;
 	struct item *it;
-	int fd;
+	int fd, hi;
 
 	pthread_mutex_lock(&S.table_lock);
-	for (fd = 0; fd <= S.table_hi; fd++) {
+	hi = S.table_hi;
+	pthread_mutex_unlock(&S.table_lock);
+	for (fd = 0; fd <= hi; fd++) {
+		pthread_mutex_lock(&S.table_lock);
 		it = S.table[fd];
-		if (!lock_open(it))
+		if (!lock_open(it)) {
+			pthread_mutex_unlock(&S.table_lock);
 			continue;
-		if (it->seen_ns < limit) {
+		}
+		pthread_mutex_unlock(&S.table_lock);
+		if (conn_of(it)->seen_ns < limit) {
 			inc(&S.cancels_idle);
-			cancel(it);
+			reap(it);
 		} else {
 			pthread_mutex_unlock(&it->g.lock);
 		}
 	}
-	pthread_mutex_unlock(&S.table_lock);
 }
 
 static void sample_held(void)
@@ -563,13 +631,16 @@ static void sample_held(void)
 		S.held_max = h;
 }
 
-void *canceller(void *arg)
+void *reaper(void *arg)
 {
 	long long t0 = S.cancel_from, scan = t0, t;
 	unsigned long seed = 0x9e3779b97f4a7c15UL, done = 0;
 	long scan_ns = opt.idle_ms * 250000L;
+	const struct protocol *p = opt.protocol;
 
 	(void)arg;
+	if (p->canceller_begin && p->canceller_begin())
+		return NULL;
 	while ((t = now_ns()) < S.cancel_until && !atomic_load(&S.quit)) {
 		while (done <
 		       (unsigned long)((t - t0) / 1e9 * opt.cancel_rate)) {
@@ -580,18 +651,19 @@ void *canceller(void *arg)
 			cancel_idle();
 			scan = t;
 		}
-		if (opt.protocol == PROTO_DEFERRED)
-			reclaim(false);
+		if (p->canceller_tick)
+			p->canceller_tick();
 		sample_held();
 		sleep_us(1000);
 	}
-	/* what is retired still gets reclaimed while the waiters run */
-	while (opt.protocol == PROTO_DEFERRED && S.qsbr.head &&
-	       !atomic_load(&S.quit)) {
-		reclaim(false);
+	/* what is deferred still gets reclaimed while the waiters run */
+	while (atomic_load(&S.held) > 0 && !atomic_load(&S.quit)) {
+		if (p->canceller_tick)
+			p->canceller_tick();
 		sleep_us(1000);
 	}
-	uring_stop_sending();
+	if (p->canceller_end)
+		p->canceller_end();
 	return NULL;
 }
 
@@ -668,9 +740,11 @@ static int listen_local(void)
 	return 0;
 }
 
+/* The server's state and the run's (P), then the protocol's */
 int setup(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	const struct protocol *p = opt.protocol;
 	struct rlimit rl;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
@@ -681,29 +755,53 @@ int setup(void)
 	S.table = calloc(S.table_size, sizeof(*S.table));
 	S.fd_gen = calloc(S.table_size, sizeof(*S.fd_gen));
 	S.fd_open = calloc(S.table_size, 1);
-	S.waiters = calloc(opt.waiters, sizeof(*S.waiters));
+	P.waiters = aligned_alloc(CACHELINE, opt.waiters * sizeof(*P.waiters));
 	S.samples = calloc(MAX_SAMPLES, sizeof(*S.samples));
 	freed = calloc(MAX_IDS, 1);
-	if (!S.table || !S.fd_gen || !S.fd_open || !S.waiters || !S.samples ||
+	if (!S.table || !S.fd_gen || !S.fd_open || !P.waiters || !S.samples ||
 	    !freed) {
 		out("# out of memory");
 		return -1;
 	}
-	qsbr_init(&S.qsbr, &S.waiters[0].qs, sizeof(S.waiters[0]), opt.waiters);
-	S.epfd = epoll_create1(EPOLL_CLOEXEC);
-	S.quitfd = eventfd(0, EFD_CLOEXEC);
-	if (S.epfd < 0 || S.quitfd < 0 ||
-	    epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.quitfd, &ev)) {
+	memset(P.waiters, 0, opt.waiters * sizeof(*P.waiters));
+	P.protocol = p;
+	P.nr_waiters = opt.waiters;
+	P.timeout = WAIT_MS;
+	P.delay_us = opt.delay_us;
+	P.epfd = epoll_create1(EPOLL_CLOEXEC);
+	P.quitfd = eventfd(0, EFD_CLOEXEC);
+	if (P.epfd < 0 || P.quitfd < 0 ||
+	    epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev)) {
 		out("# epoll setup: %s", strerror(errno));
+		return -1;
+	}
+	if (p->setup && p->setup()) {
+		out("# %s setup failed", p->name);
 		return -1;
 	}
 	return listen_local();
 }
 
-/* wrk against our port; its stdout comes back on the returned fd */
+/* What the waiters counted, in the server's books */
+static void count_waiters(void)
+{
+	struct waiter *w;
+	int i;
+
+	for (i = 0; i < opt.waiters; i++) {
+		w = &P.waiters[i];
+		atomic_fetch_add(&S.late, atomic_load(&w->late));
+		atomic_fetch_add(&S.stale, atomic_load(&w->stale));
+		atomic_fetch_add(&S.owner_closes,
+				 atomic_load(&w->owner_deletes));
+	}
+	atomic_store(&S.cancel_busy, atomic_load(&P.busy));
+}
+
 /* Stop every thread; close and free what is left, as at exit */
 void stop(pthread_t acc, pthread_t can, pthread_t idl)
 {
+	const struct protocol *p = opt.protocol;
 	uint64_t one = 1;
 	struct item *it;
 	int i;
@@ -713,24 +811,26 @@ void stop(pthread_t acc, pthread_t can, pthread_t idl)
 	shutdown(S.lfd, SHUT_RDWR);
 	pthread_join(acc, NULL);
 	pthread_join(can, NULL);
-	if (write(S.quitfd, &one, sizeof(one)) != sizeof(one))
+	if (write(P.quitfd, &one, sizeof(one)) != sizeof(one))
 		error_at("quitfd: %s", strerror(errno));
 	for (i = 0; i < opt.waiters; i++)
-		pthread_join(S.waiters[i].thread, NULL);
-	reclaim(true);
+		pthread_join(P.waiters[i].thread, NULL);
+	count_waiters();
+	if (p->teardown)
+		p->teardown();
 	for (i = 0; i <= S.table_hi; i++) {
 		it = S.table[i];
 		if (!it)
 			continue;
-		if (it->cancelled)
+		if (conn_of(it)->cancelled)
 			error_at("fd %d: reaped with EBUSY, never closed", i);
-		S.table[i] = NULL;
-		if (opt.protocol != PROTO_URING)	/* rings are gone */
-			item_del(it);
-		fd_close(it);
+		/* a protocol with a loop of its own has no set: rings */
+		if (!p->run_waiter &&
+		    epoll_ctl(P.epfd, EPOLL_CTL_DEL, i, NULL))
+			error_at("EPOLL_CTL_DEL of fd %d: %s", i,
+				 strerror(errno));
 		item_free(it);
 	}
 	quarantine_drain(&quarantine);
 	close(S.lfd);
 }
-

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the protocols share, linked into every driver: the list of
+ * protocols, the run's state P, the owner's step of the protocols that
+ * lock the item, and the functions protocol.h declares, which reach the
+ * driver through its struct driver.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "protocol.h"
+
+struct run P;
+const struct driver *driver;
+
+const struct protocol *const protocols[] = {
+#define PROTOCOL(name)	&proto_##name,
+#include "protocols.h"
+#undef PROTOCOL
+};
+
+const unsigned int nr_protocols = ARRAY_SIZE(protocols);
+
+const struct protocol *protocol_named(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_protocols; i++)
+		if (!strcmp(name, protocols[i]->name))
+			return protocols[i];
+	return NULL;
+}
+
+void out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	driver->vout(fmt, ap);
+	va_end(ap);
+}
+
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	driver->vfail(fmt, ap);
+	va_end(ap);
+}
+
+void error_at(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	driver->verror(fmt, ap);
+	va_end(ap);
+}
+
+void sys_call(void)
+{
+	driver->sys_call();
+}
+
+int item_add(struct item *it, epoll_data_t data)
+{
+	return driver->item_add(it, data);
+}
+
+void item_del(struct item *it, bool close_fds)
+{
+	driver->item_del(it, close_fds);
+}
+
+void item_close(struct item *it)
+{
+	driver->item_close(it);
+}
+
+void item_free(struct item *it)
+{
+	driver->item_free(it);
+}
+
+void item_release(struct item *it)
+{
+	driver->item_release(it);
+}
+
+void reclaimed(struct item *it)
+{
+	driver->reclaimed(it);
+}
+
+void item_unfreed(struct item *it)
+{
+	driver->unfreed(it);
+}
+
+bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
+		 bool may_be_gone)
+{
+	return driver->item_handle(w, it, data, may_be_gone);
+}
+
+void item_adopt(struct item *it)
+{
+	driver->item_adopt(it);
+}
+
+void each_item(void (*fn)(void *arg, void *item), void *arg)
+{
+	driver->each_item(fn, arg);
+}
+
+/*
+ * The owner deletes the item whose event it holds: DISABLE said EBUSY,
+ * or its peer went away. Must be called with it->g.lock held; drops it.
+ */
+static void owner_delete(struct item *it)
+{
+	item_del(it, true);
+	pthread_mutex_unlock(&it->g.lock);
+	item_free(it);
+}
+
+void locked_event(struct waiter *w, epoll_data_t data)
+{
+	struct item *it = data.ptr;
+
+	switch (owner_lock(&it->g)) {
+	case ITEM_DELETED:
+		count(&w->late);
+		pthread_mutex_unlock(&it->g.lock);
+		break;
+	case ITEM_STOPPED:
+		/* DISABLE said EBUSY: we own the event, we delete */
+		owner_delete(it);
+		count(&w->owner_deletes);
+		break;
+	case ITEM_HELD:
+		if (item_handle(w, it, data, false))
+			pthread_mutex_unlock(&it->g.lock);
+		else
+			owner_delete(it);
+		break;
+	}
+}
+
+void kick(struct waiter *w)
+{
+	pthread_kill(w->thread, SIGUSR1);
+	count(&w->kicks);
+}

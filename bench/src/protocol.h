@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A deletion protocol and the workload driver that runs it.
+ *
+ * How an item is deleted while a waiter may hold its event is a protocol,
+ * one file each (proto_<name>.c), which fills in a struct protocol;
+ * protocols.h lists them, one line each.  The same objects are linked
+ * into the bench (bench_proto.c drives them all) and the server
+ * (server_conn.c drives those whose items a connection can be), which
+ * are the drivers: they make the items, run the waiters' loop and the
+ * canceller, and call a protocol's operations, never its insides.
+ *
+ * A protocol sees of its driver only what this header declares: struct
+ * item, struct waiter and the run's state P, whose fields every driver
+ * fills in the same way, and the functions below the struct protocol,
+ * which reach the driver through its struct driver (set before a run).
+ * A driver's own state lives in its own structs (the server's struct
+ * conn embeds a struct item).
+ *
+ * Locking: the driver calls ->cancel() with the item's lock (it->g.lock)
+ * held, having chosen the item under it, and ->cancel() drops it.  A
+ * protocol whose waiters take no item lock drops it at once.
+ */
+#ifndef EPOLL_DISABLE_PROTOCOL_H
+#define EPOLL_DISABLE_PROTOCOL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "epoll_disable_util.h"
+#include "epoll_disable_uring.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define CACHELINE	64
+/* -T -1: waiters wait in epoll_wait() for ever */
+#define NO_TIMEOUT	-1
+/* -T -1: the canceller wakes a waiter it waits for at most this often */
+#define KICK_EVERY_US	1000
+
+/* What the application keeps per item whatever the protocol */
+struct item_core {
+	int fd[2];		/* fd[0] is watched; fd[1] the writer's */
+	unsigned int events;
+};
+
+/*
+ * An item: the core, the fields the protocols need of it (a protocol's
+ * own struct, for bytes_per_item, is in its file), and the bench's
+ * bookkeeping.  The server's connection embeds one.
+ */
+struct item {
+	struct item_core c;
+	/* the tag: ITEM_POISON once freed; the lock: see the top */
+	struct item_guard g;
+	atomic_bool dead;	/* deferred: deleted */
+	union {
+		struct qsbr_node retired;	/* deferred: the retire list */
+		struct item *next;	/* genslot: the free list */
+	};
+	long long decided;	/* when the canceller chose to delete it */
+	bool timed;		/* the bench's: in the timed window */
+	uint32_t gen, idx;	/* genslot: the slot's generation and index */
+	unsigned long born;	/* genslot, the bench's: births at ADD */
+	int home;		/* uring: the waiter whose ring polls it */
+	bool cancelling;	/* uring: its waiter has cancelled its poll */
+	char *buf;		/* the bench's -M burst: a connection's buffer */
+	size_t buf_len;
+};
+
+struct waiter {
+	pthread_t thread;
+	atomic_ulong qs;	/* deferred: QSBR's counter */
+	atomic_ulong events;	/* handled: read and re-armed */
+	atomic_ulong late;	/* touched an item after it was freed */
+	atomic_ulong stale;	/* an event of an item already deleted */
+	atomic_ulong owner_deletes;	/* deleted by the event's holder */
+	atomic_ulong kicks;	/* -T -1: woken by a signal */
+	atomic_ulong sys;	/* io_uring_enter() and epoll_*() calls */
+	atomic_ulong empty;	/* uring: an event whose read found nothing */
+	unsigned long seen;	/* genslot: births when its wait returned */
+	long long kicked;	/* the canceller's: when it last did */
+	struct ring_home home;	/* uring: its ring, the canceller's messages */
+} __attribute__((aligned(CACHELINE)));
+
+/* Counts over every waiter, read at the window's ends */
+struct totals {
+	unsigned long events, deletions, late, stale, owner_deletes, kicks;
+	unsigned long sys, waiter_sys, empty;
+};
+
+/* What a protocol may read of the run: the driver fills it in */
+struct run {
+	const struct protocol *protocol;
+	int n;			/* items in the set (the bench's) */
+	int nr_waiters;
+	int timeout;		/* waiters' epoll_wait() timeout, ms */
+	int epfd, quitfd;	/* quitfd: in the set, with data 0 */
+	struct waiter *waiters;
+	int delay_us;		/* the waiters' sleep before an event */
+	atomic_ulong busy;	/* DISABLE answered EBUSY */
+	atomic_ulong deletions;
+	atomic_ulong canceller_sys;	/* its io_uring_enter(), epoll_*() */
+};
+
+extern struct run P;
+
+/*
+ * A deletion protocol: what the driver asks of it.  Every operation but
+ * name, event and cancel may be NULL, which means "nothing to do" (for
+ * alloc, unalloc, add and teardown_item: the plain way, the driver's).
+ */
+struct protocol {
+	const char *name;
+	/* needs EPOLL_CTL_DISABLE: skipped on a kernel without it */
+	bool needs_disable;
+	/* unsafe: late touches are what it shows, not a failure */
+	bool unsafe;
+	/*
+	 * Its waiters keep the canceller away with a lock of the whole set,
+	 * not the item's: a driver whose own work takes the item's lock (the
+	 * server's idle scan) cannot run it
+	 */
+	bool set_lock;
+
+	/* Before the items are made (state of its own, zeroed per run) */
+	int (*setup)(void);
+	/* An item's memory, and giving it back unused */
+	struct item *(*alloc)(void);
+	void (*unalloc)(struct item *it);
+	/* Put a new item in the set: 0, or an errno */
+	int (*add)(struct item *it);
+	/* A socketpair() failed with EMFILE or ENFILE: free what it may */
+	bool (*out_of_fds)(void);
+
+	/* A waiter's whole loop instead of the driver's epoll_wait() one */
+	void *(*run_waiter)(struct waiter *w);
+	/* Before each epoll_wait(); after one that handed out no event */
+	void (*wait_begin)(struct waiter *w);
+	void (*wait_none)(struct waiter *w);
+	/* Right after epoll_wait() handed out an event */
+	void (*woken)(struct waiter *w);
+	/* The owner's handling of the event it was handed */
+	void (*event)(struct waiter *w, epoll_data_t data);
+
+	/*
+	 * A thread that adds or cancels items (the canceller; the server's
+	 * acceptor too): at its start and end; the canceller, before each
+	 * step
+	 */
+	int (*canceller_begin)(void);
+	void (*canceller_end)(void);
+	void (*canceller_tick)(void);
+	/*
+	 * Delete @it, which the driver chose under it->g.lock and holds it
+	 * for us, and free it, now or later; drops it->g.lock
+	 */
+	void (*cancel)(struct item *it);
+
+	/*
+	 * Once the waiters are started, before the writer and canceller;
+	 * once the canceller is gone: the items it still holds
+	 */
+	void (*started)(void);
+	void (*unfreed)(void);
+	/* What it reports beside the figures, and may fail the run on */
+	void (*report)(int waiters, const struct totals *t);
+	/*
+	 * What it needs per item in user space: the size of the struct it
+	 * would use (with its padding), plus its shared structures divided
+	 * by the number of items.  Not counted: the tag (the bench's
+	 * detector), the quarantine and the writer's slot table (the same
+	 * for all), and the kernel's own cost (epitem, socket) of items a
+	 * protocol keeps open until they are freed.
+	 */
+	double (*bytes_per_item)(void);
+	/* At the end of the run: an item still in the set, then the rest */
+	void (*teardown_item)(struct item *it);
+	void (*teardown)(void);
+};
+
+#define PROTOCOL(name)	extern const struct protocol proto_##name;
+#include "protocols.h"
+#undef PROTOCOL
+
+extern const struct protocol *const protocols[];
+extern const unsigned int nr_protocols;
+
+const struct protocol *protocol_named(const char *name);
+
+/*
+ * The driver: what the functions below do in a program.  Each driver
+ * fills one in, with functions of its own names, and sets driver to it
+ * before a run.
+ */
+struct driver {
+	void (*vout)(const char *fmt, va_list ap);
+	void (*vfail)(const char *fmt, va_list ap);
+	void (*verror)(const char *fmt, va_list ap);
+	void (*sys_call)(void);
+	int (*item_add)(struct item *it, epoll_data_t data);
+	void (*item_del)(struct item *it, bool close_fds);
+	void (*item_close)(struct item *it);
+	void (*item_free)(struct item *it);
+	void (*item_release)(struct item *it);
+	void (*reclaimed)(struct item *it);
+	void (*unfreed)(struct item *it);
+	bool (*item_handle)(struct waiter *w, struct item *it,
+			    epoll_data_t data, bool may_be_gone);
+	void (*item_adopt)(struct item *it);
+	void (*each_item)(void (*fn)(void *arg, void *item), void *arg);
+};
+
+extern const struct driver *driver;
+
+/* What the protocols (and the drivers' own files) call: protocol.c */
+void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void error_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Count one io_uring_enter() or epoll_*() call, just before it */
+void sys_call(void);
+/* EPOLL_CTL_ADD of @it with @data: 0, or the errno */
+int item_add(struct item *it, epoll_data_t data);
+/* Out of the set; @close_fds, unless they stay open a while */
+void item_del(struct item *it, bool close_fds);
+void item_close(struct item *it);
+/* Freed, as far as the protocol goes (the driver may keep it poisoned) */
+void item_free(struct item *it);
+/* Give its memory back with no free counted: the run is over */
+void item_release(struct item *it);
+/* Its memory may be reused now (a protocol that frees no memory) */
+void reclaimed(struct item *it);
+/* Deleted, and still not freed when the canceller is gone */
+void item_unfreed(struct item *it);
+/*
+ * The owner's work on the event it was handed (the bench: drain and
+ * re-arm; the server: answer the requests and re-arm).  @may_be_gone:
+ * the caller holds nothing that keeps a canceller away (the driver may
+ * take the item's lock).  False: the peer went away, the driver marked
+ * it->g.stop under the item's lock, and the caller, its owner, deletes
+ * and frees it.
+ */
+bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
+		 bool may_be_gone);
+/* A waiter's ring took a new item sent to it */
+void item_adopt(struct item *it);
+/* Each item in the set before the waiters started */
+void each_item(void (*fn)(void *arg, void *item), void *arg);
+
+static inline void count(atomic_ulong *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* disable and naive: the owner's step, under the item's lock */
+void locked_event(struct waiter *w, epoll_data_t data);
+/* Wake a waiter out of epoll_wait() with SIGUSR1: it fails with EINTR */
+void kick(struct waiter *w);
+
+#endif /* EPOLL_DISABLE_PROTOCOL_H */
