@@ -12,7 +12,9 @@
  * and the thread that reaps an item's completions would no longer be the
  * only one to touch it.  Items are dealt to the rings in turn.  Its
  * reclaim time is the message's trip, the waiter's cancel and its reaping
- * of the poll's end.
+ * of the poll's end.  An item whose peer went away (item_ready() says
+ * so: the server's client closed) its waiter cancels and frees the same
+ * way, unasked.
  *
  * Per item: the core, the home ring's index and the cancelling flag;
  * every ring's mapped SQ, SQEs and CQ, the canceller's too.
@@ -113,42 +115,43 @@ static void uring_arm_own(void *arg, void *item)
 }
 
 /*
- * uring: the canceller's message for @it has reached its waiter: cancel
- * the poll. The item is freed at the poll's terminal completion, which
- * this waiter reaps: until then its fds stay open and nobody frees it.
+ * uring: the poll's terminal completion of a cancelled item: free it,
+ * counted as its owner's delete if the canceller chose it (decided), not
+ * its peer's going
  */
-static void uring_cancel(void *arg, void *item)
+static void uring_free(struct waiter *w, struct item *it)
 {
-	struct waiter *w = arg;
-	struct item *it = item;
+	bool decided = it->decided;
 
+	w->home.ending--;
+	item_close(it);
+	item_free(it);
+	if (decided)
+		count(&w->owner_deletes);
+}
+
+/*
+ * uring: cancel @it's poll, its deletion decided (by the canceller, or
+ * by this waiter when its peer went away). The item is freed at the
+ * poll's terminal completion, which this waiter reaps: until then its
+ * fds stay open and nobody frees it.
+ */
+static void uring_close(struct waiter *w, struct item *it)
+{
+	if (it->cancelling) {
+		error_at("fd %d: cancelled twice", it->c.fd[0]);
+		return;
+	}
 	it->cancelling = true;
 	w->home.ending++;
 	if (!ring_cancel(&w->home.ring, it))
 		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
 }
 
-/* uring: the poll's terminal completion of a cancelled item: free it */
-static void uring_free(struct waiter *w, struct item *it)
+/* uring: the canceller's message for @it has reached its waiter */
+static void uring_cancel(void *arg, void *item)
 {
-	w->home.ending--;
-	item_close(it);
-	item_free(it);
-	count(&w->owner_deletes);
-}
-
-/* uring: drain the socket the poll reported ready; no re-arm is needed */
-static void uring_read(struct waiter *w, struct item *it)
-{
-	char own[256], *buf = it->buf ? it->buf : own;
-	ssize_t n, got = 0;
-
-	/* -M burst: into the item's own buffer, as item_handle() does */
-	while ((n = read(it->c.fd[0], buf, sizeof(own))) > 0)
-		got += n;
-	if (n < 0 && errno != EAGAIN)
-		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
-	count(got ? &w->events : &w->empty);
+	uring_close(arg, item);
 }
 
 /*
@@ -177,10 +180,13 @@ static void uring_event(void *arg, void *item,
 			count(&w->stale);
 		return;
 	}
-	if (cqe->res > 0)
-		uring_read(w, it);
-	else if (cqe->res != -ECANCELED)
+	if (cqe->res < 0 && cqe->res != -ECANCELED)
 		error_at("poll of fd %d: %s", it->c.fd[0], strerror(-cqe->res));
+	/* the driver's work, no re-arm: a multishot poll stays armed */
+	if (cqe->res > 0 && !item_ready(w, it)) {
+		uring_close(w, it);
+		return;
+	}
 	if (!more)
 		uring_arm(w, it);
 }
@@ -264,15 +270,18 @@ static void uring_canceller_end(void)
 }
 
 /*
- * Its waiter frees it, at its poll's terminal completion; the item's lock
- * is the driver's, uring needs none
+ * Its waiter frees it, at its poll's terminal completion.  The item's
+ * lock is the driver's, uring needs none: the item is stopped under it
+ * (the driver's owner and canceller leave it alone from now on), and
+ * deleted with its fds left open until then.
  */
 static void uring_cancel_item(struct item *it)
 {
+	it->g.stop = true;
+	item_del(it, false);
 	pthread_mutex_unlock(&it->g.lock);
 	uring_send(it, TAG_CANCEL);
 	uring_flush();
-	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
 }
 
 static void uring_report(int waiters, const struct totals *t)
@@ -297,6 +306,7 @@ static void uring_teardown_item(struct item *it)
 
 const struct protocol proto_uring = {
 	.name = "uring",
+	.no_set = true,
 	.setup = uring_setup,
 	.add = uring_add,
 	.run_waiter = uring_waiter,

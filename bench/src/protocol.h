@@ -128,6 +128,12 @@ struct protocol {
 	 * server's idle scan) cannot run it
 	 */
 	bool set_lock;
+	/*
+	 * Its items are in no epoll set: it polls them itself (uring's
+	 * rings), and its waiters report one ready with item_ready(), which
+	 * re-arms nothing; item_del() leaves P.epfd alone
+	 */
+	bool no_set;
 
 	/* Before the items are made (state of its own, zeroed per run) */
 	int (*setup)(void);
@@ -213,6 +219,7 @@ struct driver {
 	void (*unfreed)(struct item *it);
 	bool (*item_handle)(struct waiter *w, struct item *it,
 			    epoll_data_t data, bool may_be_gone);
+	bool (*item_ready)(struct waiter *w, struct item *it);
 	void (*item_adopt)(struct item *it);
 	void (*each_item)(void (*fn)(void *arg, void *item), void *arg);
 };
@@ -248,6 +255,13 @@ void item_unfreed(struct item *it);
  */
 bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 		 bool may_be_gone);
+/*
+ * The owner's work on an item its poll reported ready, for a protocol
+ * with no set (no re-arm): read (the server: and answer) what came.
+ * False: as item_handle()'s, the peer went away, the driver marked
+ * it->g.stop under the item's lock, and the caller deletes and frees it.
+ */
+bool item_ready(struct waiter *w, struct item *it);
 /* A waiter's ring took a new item sent to it */
 void item_adopt(struct item *it);
 /* Each item in the set before the waiters started */
