@@ -14,7 +14,9 @@
  * reclaim time is the message's trip, the waiter's cancel and its reaping
  * of the poll's end.  An item whose peer went away (item_ready() says
  * so: the server's client closed) its waiter cancels and frees the same
- * way, unasked.
+ * way, unasked.  Every thread that adds or cancels items (the bench's
+ * canceller; the server's acceptor and reaper) sends from a ring of its
+ * own.
  *
  * Per item: the core, the home ring's index and the cancelling flag;
  * every ring's mapped SQ, SQEs and CQ, the canceller's too.
@@ -32,12 +34,12 @@ struct item_uring {
 	bool cancelling;
 };
 
-static struct ring cring;	/* the canceller's, for messages */
 static atomic_int ready;	/* waiters with their ring set up */
 static int next_home;		/* the ring the next item goes to */
 static atomic_long ring_bytes_total;	/* mapped by every ring */
 
-/* The canceller's ring, which sends its messages; NULL elsewhere */
+/* A canceller's ring, which sends its messages; NULL elsewhere */
+static __thread struct ring cring;
 static __thread struct ring *msg_ring;
 
 static int uring_setup(void)
@@ -84,7 +86,8 @@ static int uring_add(struct item *it)
  * uring: a waiter's ring holds the polls of the items dealt to it, at
  * most this many SQEs in flight at once (more wait for the next submit),
  * and room for this many completions per item it polls, up to a cap: a
- * fuller CQ ends multishot polls, which the waiter then re-arms
+ * fuller CQ ends multishot polls, which the waiter then re-arms.  A
+ * driver whose items come and go (the server) sets P.ring_cq instead.
  */
 #define URING_SQ		64
 #define URING_CQ_PER_ITEM	4
@@ -148,10 +151,19 @@ static void uring_close(struct waiter *w, struct item *it)
 		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
 }
 
-/* uring: the canceller's message for @it has reached its waiter */
+/*
+ * uring: the canceller's message for @it has reached its waiter: cancel
+ * the poll. P.free_early, the driver's fault control: free it now, and
+ * the poll's end names a freed item.
+ */
 static void uring_cancel(void *arg, void *item)
 {
-	uring_close(arg, item);
+	struct waiter *w = arg;
+	struct item *it = item;
+
+	uring_close(w, it);
+	if (P.free_early)
+		uring_free(w, it);
 }
 
 /*
@@ -217,6 +229,8 @@ static void *uring_waiter(struct waiter *w)
 
 	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
 	     URING_CQ_MAX : cq;
+	if (P.ring_cq)
+		cq = P.ring_cq;
 	err = home_open(&w->home, URING_SQ, cq, &w->sys, P.quitfd);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
@@ -252,7 +266,9 @@ static void uring_started(void)
 
 static int uring_canceller_begin(void)
 {
-	int err = ring_open(&cring, URING_SQ, URING_CQ_MIN, &P.canceller_sys);
+	int err = ring_open(&cring, URING_SQ,
+			    P.ring_cq ? P.ring_cq : URING_CQ_MIN,
+			    &P.canceller_sys);
 
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
@@ -313,6 +329,7 @@ const struct protocol proto_uring = {
 	.started = uring_started,
 	.canceller_begin = uring_canceller_begin,
 	.canceller_end = uring_canceller_end,
+	.flush = uring_flush,
 	.cancel = uring_cancel_item,
 	.report = uring_report,
 	.bytes_per_item = uring_bytes_per_item,

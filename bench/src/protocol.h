@@ -104,6 +104,13 @@ struct run {
 	int epfd, quitfd;	/* quitfd: in the set, with data 0 */
 	struct waiter *waiters;
 	int delay_us;		/* the waiters' sleep before an event */
+	unsigned int ring_cq;	/* uring: each ring's CQEs; 0: from n */
+	/*
+	 * Fault control, a driver's negative control of its late-touch
+	 * check: free an item the canceller deleted before its waiter is
+	 * done with it (uring: at the cancel, not at the poll's end)
+	 */
+	bool free_early;
 	atomic_ulong busy;	/* DISABLE answered EBUSY */
 	atomic_ulong deletions;
 	atomic_ulong canceller_sys;	/* its io_uring_enter(), epoll_*() */
@@ -163,6 +170,12 @@ struct protocol {
 	int (*canceller_begin)(void);
 	void (*canceller_end)(void);
 	void (*canceller_tick)(void);
+	/*
+	 * A thread that adds items: hand on at once what its adds queued
+	 * (the server's acceptor; the bench's canceller leaves it to the
+	 * cancel that follows)
+	 */
+	void (*flush)(void);
 	/*
 	 * Delete @it, which the driver chose under it->g.lock and holds it
 	 * for us, and free it, now or later; drops it->g.lock
