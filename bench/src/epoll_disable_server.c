@@ -20,8 +20,7 @@
  * been handed is the protocol (-p): one of the protocols the bench
  * runs, proto_<name>.c, whose items a connection can be (not genslot's
  * slab, nor global's lock of the whole set; server_conn.c is their
- * driver, so a new one runs here too), or the server's own uring
- * (server_uring.c):
+ * driver, so a new one runs here too):
  *
  *   disable   the protocol's steps: under the item's lock, stop it and
  *             ask EPOLL_CTL_DISABLE: 0, nobody holds its event, so
@@ -278,7 +277,7 @@ static int report(const struct wrk_figures *w)
 	out("# server: %lu connections (%lu idle clients), %lu requests, %lu answered; %lu closed by the client",
 	    N(allocs), N(idle_clients), N(requests), N(answered),
 	    N(client_closes));
-	out("# reaper: %lu reaps (%lu idle, %lu forced, %lu on an unread request): %lu closed at once, %lu EBUSY closed by their worker",
+	out("# reaper: %lu reaps (%lu idle, %lu forced, %lu on an unread request): %lu closed at once, %lu closed by their worker (EBUSY; uring: all)",
 	    cancels, N(cancels_idle), N(cancels_forced), N(unread),
 	    N(cancel_now),
 	    N(owner_closes));

@@ -12,7 +12,11 @@
  * and the thread that reaps an item's completions would no longer be the
  * only one to touch it.  Items are dealt to the rings in turn.  Its
  * reclaim time is the message's trip, the waiter's cancel and its reaping
- * of the poll's end.
+ * of the poll's end.  An item whose peer went away (item_ready() says
+ * so: the server's client closed) its waiter cancels and frees the same
+ * way, unasked.  Every thread that adds or cancels items (the bench's
+ * canceller; the server's acceptor and reaper) sends from a ring of its
+ * own.
  *
  * Per item: the core, the home ring's index and the cancelling flag;
  * every ring's mapped SQ, SQEs and CQ, the canceller's too.
@@ -30,12 +34,12 @@ struct item_uring {
 	bool cancelling;
 };
 
-static struct ring cring;	/* the canceller's, for messages */
 static atomic_int ready;	/* waiters with their ring set up */
 static int next_home;		/* the ring the next item goes to */
 static atomic_long ring_bytes_total;	/* mapped by every ring */
 
-/* The canceller's ring, which sends its messages; NULL elsewhere */
+/* A canceller's ring, which sends its messages; NULL elsewhere */
+static __thread struct ring cring;
 static __thread struct ring *msg_ring;
 
 static int uring_setup(void)
@@ -82,7 +86,8 @@ static int uring_add(struct item *it)
  * uring: a waiter's ring holds the polls of the items dealt to it, at
  * most this many SQEs in flight at once (more wait for the next submit),
  * and room for this many completions per item it polls, up to a cap: a
- * fuller CQ ends multishot polls, which the waiter then re-arms
+ * fuller CQ ends multishot polls, which the waiter then re-arms.  A
+ * driver whose items come and go (the server) sets P.ring_cq instead.
  */
 #define URING_SQ		64
 #define URING_CQ_PER_ITEM	4
@@ -113,42 +118,52 @@ static void uring_arm_own(void *arg, void *item)
 }
 
 /*
- * uring: the canceller's message for @it has reached its waiter: cancel
- * the poll. The item is freed at the poll's terminal completion, which
- * this waiter reaps: until then its fds stay open and nobody frees it.
+ * uring: the poll's terminal completion of a cancelled item: free it,
+ * counted as its owner's delete if the canceller chose it (decided), not
+ * its peer's going
  */
-static void uring_cancel(void *arg, void *item)
+static void uring_free(struct waiter *w, struct item *it)
 {
-	struct waiter *w = arg;
-	struct item *it = item;
+	bool decided = it->decided;
 
+	w->home.ending--;
+	item_close(it);
+	item_free(it);
+	if (decided)
+		count(&w->owner_deletes);
+}
+
+/*
+ * uring: cancel @it's poll, its deletion decided (by the canceller, or
+ * by this waiter when its peer went away). The item is freed at the
+ * poll's terminal completion, which this waiter reaps: until then its
+ * fds stay open and nobody frees it.
+ */
+static void uring_close(struct waiter *w, struct item *it)
+{
+	if (it->cancelling) {
+		error_at("fd %d: cancelled twice", it->c.fd[0]);
+		return;
+	}
 	it->cancelling = true;
 	w->home.ending++;
 	if (!ring_cancel(&w->home.ring, it))
 		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
 }
 
-/* uring: the poll's terminal completion of a cancelled item: free it */
-static void uring_free(struct waiter *w, struct item *it)
+/*
+ * uring: the canceller's message for @it has reached its waiter: cancel
+ * the poll. P.free_early, the driver's fault control: free it now, and
+ * the poll's end names a freed item.
+ */
+static void uring_cancel(void *arg, void *item)
 {
-	w->home.ending--;
-	item_close(it);
-	item_free(it);
-	count(&w->owner_deletes);
-}
+	struct waiter *w = arg;
+	struct item *it = item;
 
-/* uring: drain the socket the poll reported ready; no re-arm is needed */
-static void uring_read(struct waiter *w, struct item *it)
-{
-	char own[256], *buf = it->buf ? it->buf : own;
-	ssize_t n, got = 0;
-
-	/* -M burst: into the item's own buffer, as item_handle() does */
-	while ((n = read(it->c.fd[0], buf, sizeof(own))) > 0)
-		got += n;
-	if (n < 0 && errno != EAGAIN)
-		error_at("read of fd %d: %s", it->c.fd[0], strerror(errno));
-	count(got ? &w->events : &w->empty);
+	uring_close(w, it);
+	if (P.free_early)
+		uring_free(w, it);
 }
 
 /*
@@ -177,10 +192,13 @@ static void uring_event(void *arg, void *item,
 			count(&w->stale);
 		return;
 	}
-	if (cqe->res > 0)
-		uring_read(w, it);
-	else if (cqe->res != -ECANCELED)
+	if (cqe->res < 0 && cqe->res != -ECANCELED)
 		error_at("poll of fd %d: %s", it->c.fd[0], strerror(-cqe->res));
+	/* the driver's work, no re-arm: a multishot poll stays armed */
+	if (cqe->res > 0 && !item_ready(w, it)) {
+		uring_close(w, it);
+		return;
+	}
 	if (!more)
 		uring_arm(w, it);
 }
@@ -211,6 +229,8 @@ static void *uring_waiter(struct waiter *w)
 
 	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
 	     URING_CQ_MAX : cq;
+	if (P.ring_cq)
+		cq = P.ring_cq;
 	err = home_open(&w->home, URING_SQ, cq, &w->sys, P.quitfd);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
@@ -246,7 +266,9 @@ static void uring_started(void)
 
 static int uring_canceller_begin(void)
 {
-	int err = ring_open(&cring, URING_SQ, URING_CQ_MIN, &P.canceller_sys);
+	int err = ring_open(&cring, URING_SQ,
+			    P.ring_cq ? P.ring_cq : URING_CQ_MIN,
+			    &P.canceller_sys);
 
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
@@ -264,15 +286,18 @@ static void uring_canceller_end(void)
 }
 
 /*
- * Its waiter frees it, at its poll's terminal completion; the item's lock
- * is the driver's, uring needs none
+ * Its waiter frees it, at its poll's terminal completion.  The item's
+ * lock is the driver's, uring needs none: the item is stopped under it
+ * (the driver's owner and canceller leave it alone from now on), and
+ * deleted with its fds left open until then.
  */
 static void uring_cancel_item(struct item *it)
 {
+	it->g.stop = true;
+	item_del(it, false);
 	pthread_mutex_unlock(&it->g.lock);
 	uring_send(it, TAG_CANCEL);
 	uring_flush();
-	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
 }
 
 static void uring_report(int waiters, const struct totals *t)
@@ -297,12 +322,14 @@ static void uring_teardown_item(struct item *it)
 
 const struct protocol proto_uring = {
 	.name = "uring",
+	.no_set = true,
 	.setup = uring_setup,
 	.add = uring_add,
 	.run_waiter = uring_waiter,
 	.started = uring_started,
 	.canceller_begin = uring_canceller_begin,
 	.canceller_end = uring_canceller_end,
+	.flush = uring_flush,
 	.cancel = uring_cancel_item,
 	.report = uring_report,
 	.bytes_per_item = uring_bytes_per_item,

@@ -106,6 +106,11 @@ bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 	return driver->item_handle(w, it, data, may_be_gone);
 }
 
+bool item_ready(struct waiter *w, struct item *it)
+{
+	return driver->item_ready(w, it);
+}
+
 void item_adopt(struct item *it)
 {
 	driver->item_adopt(it);

@@ -104,6 +104,13 @@ struct run {
 	int epfd, quitfd;	/* quitfd: in the set, with data 0 */
 	struct waiter *waiters;
 	int delay_us;		/* the waiters' sleep before an event */
+	unsigned int ring_cq;	/* uring: each ring's CQEs; 0: from n */
+	/*
+	 * Fault control, a driver's negative control of its late-touch
+	 * check: free an item the canceller deleted before its waiter is
+	 * done with it (uring: at the cancel, not at the poll's end)
+	 */
+	bool free_early;
 	atomic_ulong busy;	/* DISABLE answered EBUSY */
 	atomic_ulong deletions;
 	atomic_ulong canceller_sys;	/* its io_uring_enter(), epoll_*() */
@@ -128,6 +135,12 @@ struct protocol {
 	 * server's idle scan) cannot run it
 	 */
 	bool set_lock;
+	/*
+	 * Its items are in no epoll set: it polls them itself (uring's
+	 * rings), and its waiters report one ready with item_ready(), which
+	 * re-arms nothing; item_del() leaves P.epfd alone
+	 */
+	bool no_set;
 
 	/* Before the items are made (state of its own, zeroed per run) */
 	int (*setup)(void);
@@ -157,6 +170,12 @@ struct protocol {
 	int (*canceller_begin)(void);
 	void (*canceller_end)(void);
 	void (*canceller_tick)(void);
+	/*
+	 * A thread that adds items: hand on at once what its adds queued
+	 * (the server's acceptor; the bench's canceller leaves it to the
+	 * cancel that follows)
+	 */
+	void (*flush)(void);
 	/*
 	 * Delete @it, which the driver chose under it->g.lock and holds it
 	 * for us, and free it, now or later; drops it->g.lock
@@ -213,6 +232,7 @@ struct driver {
 	void (*unfreed)(struct item *it);
 	bool (*item_handle)(struct waiter *w, struct item *it,
 			    epoll_data_t data, bool may_be_gone);
+	bool (*item_ready)(struct waiter *w, struct item *it);
 	void (*item_adopt)(struct item *it);
 	void (*each_item)(void (*fn)(void *arg, void *item), void *arg);
 };
@@ -248,6 +268,13 @@ void item_unfreed(struct item *it);
  */
 bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 		 bool may_be_gone);
+/*
+ * The owner's work on an item its poll reported ready, for a protocol
+ * with no set (no re-arm): read (the server: and answer) what came.
+ * False: as item_handle()'s, the peer went away, the driver marked
+ * it->g.stop under the item's lock, and the caller deletes and frees it.
+ */
+bool item_ready(struct waiter *w, struct item *it);
 /* A waiter's ring took a new item sent to it */
 void item_adopt(struct item *it);
 /* Each item in the set before the waiters started */

@@ -5,8 +5,7 @@
  * functions the files call across.  epoll_disable_server.c runs wrk,
  * reports and checks; server_conn.c is the connections' life: the
  * driver of the protocols (protocol.h), the waiters, the acceptor, the
- * reaper and the books; server_uring.c is its uring protocol, still its
- * own.
+ * reaper and the books.
  */
 #ifndef EPOLL_DISABLE_SERVER_H
 #define EPOLL_DISABLE_SERVER_H
@@ -27,8 +26,7 @@
 #define REQ_MAX		1024
 #define DROP_EVERY	500
 #define MAX_IDLERS	64
-/* uring: each ring's SQEs and CQEs */
-#define URING_SQ	64
+/* uring: each ring's CQEs (P.ring_cq), whatever the connections */
 #define URING_CQ	1024
 
 
@@ -89,10 +87,6 @@ struct server {
 	unsigned int *fd_gen;
 	unsigned char *fd_open;
 
-	/* uring: waiters with a ring; the acceptor's next waiter */
-	atomic_int ready;
-	unsigned long next_home;
-
 	atomic_ulong accepted, closed, bad_closes, allocs, frees, bad_frees;
 	atomic_ulong requests, answered, send_failed, late, stale, errors;
 	atomic_ulong cancels_idle, cancels_forced, cancel_now, cancel_busy;
@@ -131,8 +125,5 @@ void *reaper(void *arg);
 void *idler(void *arg);
 int setup(void);
 void stop(pthread_t acc, pthread_t can, pthread_t idl);
-
-/* server_uring.c: the uring protocol, the server's own */
-extern const struct protocol conn_uring;
 
 #endif /* EPOLL_DISABLE_SERVER_H */

@@ -154,16 +154,17 @@ static void table_remove(struct item *it)
 }
 
 /*
- * Out of the set. The fd is closed when the connection leaves the table,
- * at its free or the protocol's item_close(), never under the item's
- * lock (the reaper takes the table's lock, then an item's). One that
- * stays open a while is shut down now: the client sees the close at once.
+ * Out of the set, if the protocol has one. The fd is closed when the
+ * connection leaves the table, at its free or the protocol's
+ * item_close(), never under the item's lock (the reaper takes the
+ * table's lock, then an item's). One that stays open a while is shut
+ * down now: the client sees the close at once.
  */
 static void conn_del(struct item *it, bool close_fds)
 {
 	int fd = it->c.fd[0];
 
-	if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, fd, NULL))
+	if (!opt.protocol->no_set && epoll_ctl(P.epfd, EPOLL_CTL_DEL, fd, NULL))
 		error_at("EPOLL_CTL_DEL of fd %d: %s", fd, strerror(errno));
 	if (!close_fds)
 		shutdown(fd, SHUT_RDWR);
@@ -331,6 +332,30 @@ static bool conn_handle(struct waiter *w, struct item *it,
 	return open;
 }
 
+/*
+ * The owner's work on a connection its poll reported ready (uring): as
+ * conn_handle(), under the item's lock, with nothing to re-arm. One the
+ * reaper has stopped is left alone: its close is on its way.
+ */
+static bool conn_ready(struct waiter *w, struct item *it)
+{
+	struct conn *c = conn_of(it);
+	bool open = true;
+
+	pthread_mutex_lock(&it->g.lock);
+	if (it->g.stop) {
+		count(&w->stale);
+	} else if (receive(c)) {
+		c->seen_ns = now_ns();
+	} else {
+		inc(&S.client_closes);
+		it->g.stop = true;
+		open = false;
+	}
+	pthread_mutex_unlock(&it->g.lock);
+	return open;
+}
+
 /* The server's items come after the waiters start: none before */
 static void conn_each_item(void (*fn)(void *arg, void *item), void *arg)
 {
@@ -380,27 +405,24 @@ const struct driver conn_driver = {
 	.reclaimed = conn_nothing,
 	.unfreed = conn_nothing,
 	.item_handle = conn_handle,
+	.item_ready = conn_ready,
 	.item_adopt = conn_adopt,
 	.each_item = conn_each_item,
 };
 
 /*
- * The protocols the server runs: its own uring, and every shared one
- * whose items a connection can be (not genslot's slab), whose waiters
- * run the server's loop, and that leaves the item's lock to the server
+ * The protocols the server runs: those whose items a connection can be
+ * (not genslot's slab), and that leave the item's lock to the server
  */
 static bool conn_fits(const struct protocol *p)
 {
-	return !p->alloc && !p->run_waiter && !p->set_lock;
+	return !p->alloc && !p->set_lock;
 }
 
 const struct protocol *conn_protocol(const char *name)
 {
-	const struct protocol *p;
+	const struct protocol *p = protocol_named(name);
 
-	if (!strcmp(name, conn_uring.name))
-		return &conn_uring;
-	p = protocol_named(name);
 	return p && conn_fits(p) ? p : NULL;
 }
 
@@ -411,9 +433,8 @@ void conn_protocol_names(char *buf, size_t len)
 	buf[0] = 0;
 	for (i = 0; i < nr_protocols; i++)
 		if (conn_fits(protocols[i]))
-			snprintf(buf + strlen(buf), len - strlen(buf), "%s|",
-				 protocols[i]->name);
-	snprintf(buf + strlen(buf), len - strlen(buf), "%s", conn_uring.name);
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s",
+				 buf[0] ? "|" : "", protocols[i]->name);
 }
 
 /* A waiter: the protocol's loop, or epoll_wait() and the protocol's steps */
@@ -532,6 +553,8 @@ void *acceptor(void *arg)
 		err = p->add(&c->it);
 		if (err)
 			error_at("adding fd %d: %s", fd, strerror(err));
+		else if (p->flush)
+			p->flush();
 	}
 	if (p->canceller_end)
 		p->canceller_end();
@@ -768,6 +791,8 @@ int setup(void)
 	P.nr_waiters = opt.waiters;
 	P.timeout = WAIT_MS;
 	P.delay_us = opt.delay_us;
+	P.ring_cq = URING_CQ;
+	P.free_early = opt.fault == FAULT_EARLY_FREE;
 	P.epfd = epoll_create1(EPOLL_CLOEXEC);
 	P.quitfd = eventfd(0, EFD_CLOEXEC);
 	if (P.epfd < 0 || P.quitfd < 0 ||
@@ -824,8 +849,7 @@ void stop(pthread_t acc, pthread_t can, pthread_t idl)
 			continue;
 		if (conn_of(it)->cancelled)
 			error_at("fd %d: reaped with EBUSY, never closed", i);
-		/* a protocol with a loop of its own has no set: rings */
-		if (!p->run_waiter &&
+		if (!p->no_set &&
 		    epoll_ctl(P.epfd, EPOLL_CTL_DEL, i, NULL))
 			error_at("EPOLL_CTL_DEL of fd %d: %s", i,
 				 strerror(errno));
