@@ -258,39 +258,10 @@ static bool bench_ready(struct waiter *w, struct item *it)
 
 void *proto_waiter(void *arg)
 {
-	const struct protocol *p = P.protocol;
 	struct waiter *w = arg;
-	struct epoll_event ev;
-	int n;
 
 	sys_calls = &w->sys;
-	if (p->run_waiter)
-		return p->run_waiter(w);
-	for (;;) {
-		if (p->wait_begin)
-			p->wait_begin(w);
-		sys_call();
-		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
-		if (n <= 0 || !ev.data.ptr) {
-			if (p->wait_none)
-				p->wait_none(w);
-			if (n < 0 && errno != EINTR) {
-				error_at("epoll_wait: %s", strerror(errno));
-				return NULL;
-			}
-			if (n > 0)
-				return NULL;	/* quitfd: the run is over */
-			continue;
-		}
-		if (p->woken)
-			p->woken(w);
-
-		/* The window in which the item may be freed under us */
-		if (P.delay_us)
-			sleep_us(P.delay_us);
-
-		p->event(w, ev.data);
-	}
+	return wait_loop(w);
 }
 
 /* Sleep until the @k-th step of a thread paced at @rate a second */

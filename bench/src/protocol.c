@@ -6,6 +6,7 @@
  * driver through its struct driver.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -159,4 +160,39 @@ void kick(struct waiter *w)
 {
 	pthread_kill(w->thread, SIGUSR1);
 	count(&w->kicks);
+}
+
+void *wait_loop(struct waiter *w)
+{
+	const struct protocol *p = P.protocol;
+	struct epoll_event ev;
+	int n;
+
+	if (p->run_waiter)
+		return p->run_waiter(w);
+	for (;;) {
+		if (p->wait_begin)
+			p->wait_begin(w);
+		sys_call();
+		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
+		if (n <= 0 || !ev.data.ptr) {
+			if (p->wait_none)
+				p->wait_none(w);
+			if (n < 0 && errno != EINTR) {
+				error_at("epoll_wait: %s", strerror(errno));
+				return NULL;
+			}
+			if (n > 0)
+				return NULL;	/* quitfd: the run is over */
+			continue;
+		}
+		if (p->woken)
+			p->woken(w);
+
+		/* The window in which the item may be freed under us */
+		if (P.delay_us)
+			sleep_us(P.delay_us);
+
+		p->event(w, ev.data);
+	}
 }

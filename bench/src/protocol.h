@@ -289,5 +289,11 @@ static inline void count(atomic_ulong *c)
 void locked_event(struct waiter *w, epoll_data_t data);
 /* Wake a waiter out of epoll_wait() with SIGUSR1: it fails with EINTR */
 void kick(struct waiter *w);
+/*
+ * A waiter's loop, for its driver's thread: the protocol's own, or
+ * epoll_wait() on the set with the protocol's steps around it, until the
+ * driver's quitfd (data 0) is ready
+ */
+void *wait_loop(struct waiter *w);
 
 #endif /* EPOLL_DISABLE_PROTOCOL_H */

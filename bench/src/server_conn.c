@@ -437,38 +437,10 @@ void conn_protocol_names(char *buf, size_t len)
 				 buf[0] ? "|" : "", protocols[i]->name);
 }
 
-/* A waiter: the protocol's loop, or epoll_wait() and the protocol's steps */
+/* A worker: a waiter of the protocol's */
 void *worker(void *arg)
 {
-	const struct protocol *p = opt.protocol;
-	struct waiter *w = arg;
-	struct epoll_event ev;
-	int n;
-
-	if (p->run_waiter)
-		return p->run_waiter(w);
-	for (;;) {
-		if (p->wait_begin)
-			p->wait_begin(w);
-		n = epoll_wait(P.epfd, &ev, 1, P.timeout);
-		if (n <= 0 || !ev.data.ptr) {
-			if (p->wait_none)
-				p->wait_none(w);
-			if (n < 0 && errno != EINTR) {
-				error_at("epoll_wait: %s", strerror(errno));
-				return NULL;
-			}
-			if (n > 0)
-				return NULL;	/* quitfd */
-			continue;
-		}
-		if (p->woken)
-			p->woken(w);
-		/* the window in which a canceller may free it under us */
-		if (P.delay_us)
-			sleep_us(P.delay_us);
-		p->event(w, ev.data);
-	}
+	return wait_loop(arg);
 }
 
 static struct conn *conn_new(int fd)
