@@ -242,15 +242,16 @@ model-steps:
 # machine's strace; the man page's lint and render; LTP's epoll_ctl08 and
 # 09 in the guest, TCONF on the base; syzkaller's syz-sysgen and Go tests
 # at its last vendored commit.  patches/README says more.
-$(filter-out check-syzkaller check-man-pages,$(FOLLOWUPS:%=check-%)): deps source
-check-syzkaller check-man-pages: deps
+# Each says first whether its tree is given; the kernels it boots are
+# built by scripts/kernel, which fetches the base first.
+$(FOLLOWUPS:%=check-%): deps
 export LTP SYZKALLER
 # glusterfs: a real user, GlusterFS's event pool with its queue, on a
 # copy of the tree given as GLUSTERFS=: our scripts/followups/
 # glusterfs_driver.c in the guest takes the DISABLE path on the patched
 # kernel and the fallback on the base, no touch of freed state on either,
 # and is caught with its DISABLE path broken; not part of make test.
-$(USERS:%=check-%): deps source
+$(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*
 

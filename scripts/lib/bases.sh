@@ -71,3 +71,17 @@ base_lacks() {
 		grep -qF -- "$text" "$1/$file" 2>/dev/null || { echo "$why"; return 1; }
 	done <<<"$reqs"
 }
+
+# KSRC= is checked where it comes in, as BASE= is above, so that every
+# step, the first included, stops at once on a tree the series cannot
+# use.  kernel_version fails on a directory without a kernel Makefile:
+# it is tested in the if, where set -e would end the script without a word.
+if [ -n "$KSRC" ]; then
+	[ -d "$KSRC" ] ||
+		die "KSRC=$KSRC is not a directory: point KSRC at the top of a Linux source tree"
+	if ! v=$(kernel_version "$KSRC") || [ ! -f "$KSRC/fs/eventpoll.c" ]; then
+		die "KSRC=$KSRC is not a kernel tree (no Makefile with VERSION and PATCHLEVEL, or no fs/eventpoll.c): point KSRC at the top of a Linux source tree"
+	fi
+	base_of "$v" >/dev/null
+	unset v
+fi

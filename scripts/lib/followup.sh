@@ -64,6 +64,8 @@ followup_open() {
 		die "patches/$project/series pins no commit ('# commit: <40 hex>')"
 	[ -n "$tree" ] ||
 		die "no $project tree: give a git clone of ${url%% *} that has commit ${FU_COMMIT:0:12}, as in 'make check-$project $var=/path/to/$project'"
+	[ -d "$tree" ] ||
+		die "$var=$tree is not a directory: give a git clone of ${url%% *} that has commit ${FU_COMMIT:0:12}, as in 'make check-$project $var=/path/to/$project'"
 	git -C "$tree" cat-file -e "$FU_COMMIT^{commit}" 2>/dev/null ||
 		die "$var=$tree has no commit $FU_COMMIT, which patches/$project/series pins: fetch it there (${url%% *})"
 	FU_RELEASE=$(followup_linux release)

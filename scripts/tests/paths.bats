@@ -53,7 +53,9 @@ no_path() {
 }
 
 @test "paths: a KSRC tree not copied yet: build_dir says to run make source" {
-	mkdir -p "$K"
+	mkdir -p "$K/fs"
+	printf 'VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n' >"$K/Makefile"
+	echo 'int ep;' >"$K/fs/eventpoll.c"
 	# shellcheck disable=SC2016 # the child shell's expansions
 	BASE='' KSRC=$K run --separate-stderr bash -c '. "$1/lib.sh"; build_dir' _ "$SCRIPTS"
 	[ "$status" -ne 0 ]
