@@ -248,9 +248,11 @@ $(FOLLOWUPS:%=check-%): deps
 export LTP SYZKALLER
 # glusterfs: a real user, GlusterFS's event pool with its queue, on a
 # copy of the tree given as GLUSTERFS=: our scripts/followups/
-# glusterfs_driver.c in the guest takes the DISABLE path on the patched
-# kernel and the fallback on the base, no touch of freed state on either,
-# and is caught with its DISABLE path broken; not part of make test.
+# glusterfs_slot_race.c, the reproducer of its 0001, clean with the queue
+# and failing without it; glusterfs_driver.c in the guest takes the
+# DISABLE path on the patched kernel and the fallback on the base, no
+# touch of freed state on either, and is caught with its release broken;
+# not part of make test.
 $(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*

@@ -9,26 +9,34 @@
  * other written by the writers. Its state (struct conn) is what the
  * handler gets as data. The pool's pollers run the handler; the churners
  * unregister connections at random while events fire and register new
- * ones in their place. gf_event_unregister_close() answers 1 when the
- * kernel's EPOLL_CTL_DISABLE said the fd was idle: the connection's state
- * is released at once (the DISABLE path). Any other answer is the
- * fallback: the kernel lacks the op, or a poller holds the event, and the
- * pool's API has no way to say when its handler is done, so the state is
- * held until the pool is torn down.
+ * ones in their place, with gf_event_unregister_close_release(): the
+ * pool calls the driver's release with the connection's state where
+ * GlusterFS itself closes the fd, at the last reference to its slot
+ * (patches/glusterfs/0002), on every kernel: the fallback. Where the
+ * kernel's EPOLL_CTL_DISABLE said the fd was idle, the pool has called it
+ * before it returns 1 (0003): the DISABLE path.
  *
  * Released state goes to a quarantine: it is poisoned and kept, never
- * reused, and every handler entry and exit checks it. A touch of released state is counted; any one fails the run.
+ * reused, and every handler entry and exit checks it. A touch of released
+ * state is counted; any one fails the run.
  *
- * -b breaks the DISABLE path on purpose (the negative control): every
- * connection is released as soon as it is unregistered, whatever the
+ * -b breaks the release on purpose (the negative control): every
+ * connection is released as soon as its unregister returns, whatever the
  * answer, so a handler running on it is caught.
  *
  * Output: one summary line,
  *   glusterfs_driver: unregisters=U disable=D fallback=F touches=T
- *     held_bytes=B release_us=R events=E
- * held_bytes: the state the fallback holds when the churn stops;
- * release_us: the mean time from the unregister call to the release, on
- * the DISABLE path. Exit status: 0 no touch, 1 a touch, 2 a setup error.
+ *     at_once_disable=A at_once_fallback=A unreleased=N
+ *     held_max=B held_mean=B held_after=B
+ *     disable_p50_us=P disable_p99_us=P fallback_p50_us=P fallback_p99_us=P
+ *     events=E
+ * at_once_*: releases that came before the unregister returned, per path;
+ * held_*: the state unregistered and not yet released (what the driver
+ * holds beyond its live connections), sampled every millisecond during
+ * the churn (max, mean) and once 200 ms after it; unreleased: connections
+ * still not released then; *_p50_us, *_p99_us: the time from the
+ * unregister call to the release, per path. Exit status: 0 no touch, 1 a
+ * touch, 2 a setup error.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,7 +63,12 @@ struct conn {
 	int idx;
 	size_t size;
 	char *buf;		/* the per-connection buffers */
-	struct conn *next;	/* on the held list, or the quarantine */
+	long t_unreg;		/* when its unregister was called, ns */
+	long delay;		/* from then to the release, ns */
+	atomic_int released;
+	int disable;		/* the unregister answered 1 */
+	int at_once;		/* released before the unregister returned */
+	struct conn *next;	/* on the quarantine */
 };
 
 static struct event_pool *pool;
@@ -69,12 +82,11 @@ static struct slot {
 } *slots;
 
 static atomic_long unregisters, disable_path, fallback_path, touches, events;
-static atomic_long release_ns;
+static atomic_long held_bytes, unreleased;
 static atomic_int stop;
 
 static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct conn *held, *quarantine;
-static long held_bytes;
+static struct conn *quarantine;
 
 static long now_ns(void)
 {
@@ -97,13 +109,17 @@ static void release(struct conn *c)
 	pthread_mutex_unlock(&lists_lock);
 }
 
-static void hold(struct conn *c)
+/* The pool's release callback (and -b's): once per connection */
+static void conn_release(void *data)
 {
-	pthread_mutex_lock(&lists_lock);
-	c->next = held;
-	held = c;
-	held_bytes += sizeof(*c) + c->size;
-	pthread_mutex_unlock(&lists_lock);
+	struct conn *c = data;
+
+	if (atomic_exchange(&c->released, 1))
+		return;
+	c->delay = now_ns() - c->t_unreg;
+	atomic_fetch_sub(&held_bytes, (long)(sizeof(*c) + c->size));
+	atomic_fetch_sub(&unreleased, 1);
+	release(c);
 }
 
 static int checked(struct conn *c)
@@ -167,22 +183,27 @@ static struct conn *conn_new(void)
 /* Take c out of the pool: 1 from the pool is the DISABLE path */
 static void conn_unregister(struct conn *c)
 {
-	long t0 = now_ns();
 	int ret;
 
-	ret = gf_event_unregister_close(pool, c->fd, c->idx);
+	atomic_fetch_add(&held_bytes, (long)(sizeof(*c) + c->size));
+	atomic_fetch_add(&unreleased, 1);
+	c->t_unreg = now_ns();
+	ret = gf_event_unregister_close_release(pool, c->fd, c->idx,
+						conn_release);
+	if (ret < 0) {
+		fprintf(stderr, "glusterfs_driver: gf_event_unregister_close_release failed\n");
+		exit(2);
+	}
+	c->at_once = atomic_load(&c->released);
+	c->disable = ret == 1;
 	close(c->peer);
 	atomic_fetch_add(&unregisters, 1);
 	if (ret == 1)
 		atomic_fetch_add(&disable_path, 1);
 	else
 		atomic_fetch_add(&fallback_path, 1);
-	if (ret == 1 || broken) {
-		release(c);
-		atomic_fetch_add(&release_ns, now_ns() - t0);
-	} else {
-		hold(c);
-	}
+	if (broken)
+		conn_release(c);
 }
 
 static void *writer(void *arg)
@@ -233,11 +254,71 @@ static void *dispatcher(void *arg)
 	return NULL;
 }
 
+/* The state held, unregistered and not yet released, every millisecond */
+static long held_max, held_sum, held_samples;
+
+static void *sampler(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		long b = atomic_load(&held_bytes);
+
+		if (b > held_max)
+			held_max = b;
+		held_sum += b;
+		held_samples++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p50 and p99 of the delays of the released connections on one path, µs */
+static void percentiles(int disable, double *p50, double *p99)
+{
+	long *d, n = 0, max = atomic_load(&unregisters) + 1;
+	struct conn *c;
+
+	*p50 = *p99 = -1;
+	d = malloc(max * sizeof(*d));
+	if (!d)
+		return;
+	pthread_mutex_lock(&lists_lock);
+	for (c = quarantine; c && n < max; c = c->next)
+		if (c->disable == disable)
+			d[n++] = c->delay;
+	pthread_mutex_unlock(&lists_lock);
+	if (n) {
+		qsort(d, n, sizeof(*d), cmp_long);
+		*p50 = d[(n - 1) / 2] / 1000.0;
+		*p99 = d[(n * 99 - 1) / 100] / 1000.0;
+	}
+	free(d);
+}
+
+static long at_once(int disable)
+{
+	struct conn *c;
+	long n = 0;
+
+	pthread_mutex_lock(&lists_lock);
+	for (c = quarantine; c; c = c->next)
+		n += c->disable == disable && c->at_once;
+	pthread_mutex_unlock(&lists_lock);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
-	pthread_t w[2], ch[2], d;
+	pthread_t w[2], ch[2], d, sm;
 	glusterfs_ctx_t *ctx;
-	long releases;
+	double dp50, dp99, fp50, fp99;
 	int opt, i;
 
 	while ((opt = getopt(argc, argv, "bn:t:u:")) != -1) {
@@ -281,7 +362,8 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&slots[i].lock, NULL);
 		slots[i].conn = conn_new();
 	}
-	if (pthread_create(&d, NULL, dispatcher, NULL))
+	if (pthread_create(&d, NULL, dispatcher, NULL) ||
+	    pthread_create(&sm, NULL, sampler, NULL))
 		return 2;
 	for (i = 0; i < 2; i++)
 		if (pthread_create(&w[i], NULL, writer, (void *)(long)(i + 1)) ||
@@ -292,14 +374,18 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	for (i = 0; i < 2; i++)
 		pthread_join(w[i], NULL);
-	/* let handlers that were running finish, on held state */
+	pthread_join(sm, NULL);
+	/* let handlers that were running finish, and their releases come */
 	usleep(200000);
 
-	releases = atomic_load(&disable_path) + (broken ? atomic_load(&fallback_path) : 0);
-	printf("glusterfs_driver: unregisters=%ld disable=%ld fallback=%ld touches=%ld held_bytes=%ld release_us=%.1f events=%ld%s\n",
+	percentiles(1, &dp50, &dp99);
+	percentiles(0, &fp50, &fp99);
+	printf("glusterfs_driver: unregisters=%ld disable=%ld fallback=%ld touches=%ld at_once_disable=%ld at_once_fallback=%ld unreleased=%ld held_max=%ld held_mean=%ld held_after=%ld disable_p50_us=%.1f disable_p99_us=%.1f fallback_p50_us=%.1f fallback_p99_us=%.1f events=%ld%s\n",
 	       atomic_load(&unregisters), atomic_load(&disable_path),
-	       atomic_load(&fallback_path), atomic_load(&touches), held_bytes,
-	       releases ? atomic_load(&release_ns) / 1000.0 / releases : 0.0,
+	       atomic_load(&fallback_path), atomic_load(&touches),
+	       at_once(1), at_once(0), atomic_load(&unreleased), held_max,
+	       held_samples ? held_sum / held_samples : 0,
+	       atomic_load(&held_bytes), dp50, dp99, fp50, fp99,
 	       atomic_load(&events), broken ? " (broken: -b)" : "");
 	fflush(stdout);
 	/* the pollers never return: leave without tearing the pool down */
