@@ -44,15 +44,21 @@
  * second owner would do.  -B must be caught; -b is reported as it is.
  *
  * Output: one summary line,
- *   ntirpc_driver: conns=C calls=K replies=R destroys=D created=X
- *     freed=F alive=A fds=N negref=G disable=0:Z,EBUSY:B,EALREADY:E,
+ *   ntirpc_driver: conns=C calls=K replies=R refused=J destroys=D created=X
+ *     freed=F alive=A fds=N negref=G freed_held=U
+ *     disable=0:Z,EBUSY:B,EALREADY:E,
  *     other:O del_held=H dis0_held=W dropped=X free_us_p50=P
  *     free_us_p99=Q rss_kb=S secs=T
  * alive: transports not freed when the churn stops; fds: descriptors
- * open then beyond those before the churn; free_us: time from the
+ * open then beyond those before the churn; freed_held: transports ntirpc
+ * freed while the driver still held its reference (a use after free to
+ * come, seen without ASan); free_us: time from the
  * driver's SVC_DESTROY to ntirpc's free of that transport; conns counts
- * the clients' connects, some of which ntirpc never accepts before the
- * client gives up (it accepts one per event of the listener).  Exit
+ * the clients' connects; refused: connections the server closed before
+ * their first reply, destroyed by the driver or the cleaner first, or
+ * closed by svc_vc_rendezvous() without a transport (it does that when
+ * svc_xprt_lookup() finds the accepted fd still in its tree, as in
+ * nfs-ganesha/ntirpc#261 and #265; the driver does not tell these apart).  Exit
  * status: 0 nothing held and no negative count, 1 a fault (ASan's reports
  * exit 1 too), 2 a setup error.
  */
@@ -90,6 +96,7 @@ static long maxconns;
 static char path[108];
 
 static atomic_long conns, calls, replies, destroys, created, freed, negref;
+static atomic_long freed_held, refused;
 static atomic_long dis_ok, dis_busy, dis_already, dis_other;
 static atomic_int stop;
 
@@ -183,6 +190,15 @@ int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	return r;
 }
 
+/* Take a registered transport out of reg[], the driver's ref with it */
+static SVCXPRT *reg_take(int i)
+{
+	SVCXPRT *xprt = reg[i];
+
+	reg[i] = reg[--nreg];
+	return xprt;
+}
+
 static int live_find(SVCXPRT *xprt)
 {
 	int i;
@@ -219,6 +235,16 @@ static enum xprt_stat free_user_data(SVCXPRT *xprt)
 
 	if (xprt->xp_refcnt < 0)
 		atomic_fetch_add(&negref, 1);
+	/* a free under the driver's own reference: a use after free to
+	 * come, caught here without ASan (the guest's static build) */
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < nreg; i++)
+		if (reg[i] == xprt) {
+			atomic_fetch_add(&freed_held, 1);
+			reg_take(i);
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
 	pthread_mutex_lock(&live_lock);
 	i = live_find(xprt);
 	if (i >= 0) {
@@ -292,15 +318,6 @@ static void free_req(struct svc_req *req, enum xprt_stat stat)
 	(void)stat;
 	SVC_RELEASE(req->rq_xprt, SVC_RELEASE_FLAG_NONE);
 	free(req);
-}
-
-/* Take a registered transport out of reg[], the driver's ref with it */
-static SVCXPRT *reg_take(int i)
-{
-	SVCXPRT *xprt = reg[i];
-
-	reg[i] = reg[--nreg];
-	return xprt;
 }
 
 static void *destroyer(void *arg)
@@ -401,7 +418,7 @@ static int reply(int fd)
 
 	if (poll(&p, 1, 500) != 1)
 		return -1;
-	return read(fd, b, sizeof(b)) > 0 ? 0 : -1;
+	return read(fd, b, sizeof(b)) > 0 ? 0 : -2;	/* closed on us */
 }
 
 static int client_connect(void)
@@ -443,8 +460,17 @@ static void *client(void *arg)
 				break;
 			if (r == 0)
 				break;	/* close before the reply */
-			if (!reply(fd))
+			switch (reply(fd)) {
+			case 0:
 				atomic_fetch_add(&replies, 1);
+				break;
+			case -2:
+				/* closed by the server before any reply: the
+				 * transport never made (see the header) */
+				if (!i)
+					atomic_fetch_add(&refused, 1);
+				break;
+			}
 		}
 		if (r == 1) {
 			/* left idle: the cleaner's, or closed in 3 s */
@@ -672,11 +698,12 @@ int main(int argc, char **argv)
 		p50 = free_ns[nf / 2];
 		p99 = free_ns[nf * 99 / 100];
 	}
-	printf("ntirpc_driver: conns=%ld calls=%ld replies=%ld destroys=%ld created=%ld freed=%ld alive=%ld fds=%d negref=%ld disable=0:%ld,EBUSY:%ld,EALREADY:%ld,other:%ld del_held=%ld dis0_held=%ld dropped=%ld free_us_p50=%.1f free_us_p99=%.1f rss_kb=%ld secs=%.1f%s\n",
+	printf("ntirpc_driver: conns=%ld calls=%ld replies=%ld refused=%ld destroys=%ld created=%ld freed=%ld alive=%ld fds=%d negref=%ld freed_held=%ld disable=0:%ld,EBUSY:%ld,EALREADY:%ld,other:%ld del_held=%ld dis0_held=%ld dropped=%ld free_us_p50=%.1f free_us_p99=%.1f rss_kb=%ld secs=%.1f%s\n",
 	       atomic_load(&conns), atomic_load(&calls),
-	       atomic_load(&replies), atomic_load(&destroys),
+	       atomic_load(&replies), atomic_load(&refused),
+	       atomic_load(&destroys),
 	       atomic_load(&created), atomic_load(&freed), alive, fds,
-	       atomic_load(&negref), atomic_load(&dis_ok),
+	       atomic_load(&negref), atomic_load(&freed_held), atomic_load(&dis_ok),
 	       atomic_load(&dis_busy), atomic_load(&dis_already),
 	       atomic_load(&dis_other), atomic_load(&del_held),
 	       atomic_load(&dis0_held), atomic_load(&dropped), p50 / 1000.0, p99 / 1000.0,
@@ -686,5 +713,6 @@ int main(int argc, char **argv)
 	unlink(path);
 	/* the work pool never returns: leave without svc_shutdown() */
 	_exit(alive || fds > 0 || atomic_load(&negref) ||
+	      atomic_load(&freed_held) ||
 	      atomic_load(&dis0_held) ? 1 : 0);
 }
