@@ -38,12 +38,16 @@
  * against it); dis0_held counts a DISABLE answered 0 for a held event,
  * which the kernel must never do.
  *
+ * -r is the reproducer of the leak patches/ntirpc/0001 fixes: one client,
+ * no destroyer, every connection closed right after its call, before the
+ * reply (with -n 1, one connection).
+ *
  * The negative controls: -b ignores the answer (EBUSY reported to ntirpc
  * as 0); -B drops the reference of the thread holding the event at the
  * unhook that raced it (EBUSY, or a DEL while the event is held), what a
  * second owner would do.  -B must be caught; -b is reported as it is.
  *
- * Output: one summary line,
+ * Output: one summary line (-l L: "ntirpc_driver[L]:"),
  *   ntirpc_driver: conns=C calls=K replies=R refused=J destroys=D created=X
  *     freed=F alive=A fds=N negref=G freed_held=U
  *     disable=0:Z,EBUSY:B,EALREADY:E,
@@ -92,6 +96,8 @@
 #define MAXX	4096
 
 static int nchan = 4, nclients = 4, ndestroyers = 1, secs = 5, broken;
+static const char *label;
+static int repro;
 static long maxconns;
 static char path[108];
 
@@ -447,7 +453,7 @@ static void *client(void *arg)
 	while (!atomic_load(&stop) &&
 	       (!maxconns || atomic_load(&conns) < maxconns)) {
 		int fd = client_connect();
-		int r = rand_r(&seed) % 16;
+		int r = repro ? 0 : rand_r(&seed) % 16;
 
 		if (fd < 0) {
 			usleep(1000);
@@ -549,7 +555,7 @@ int main(int argc, char **argv)
 	uint32_t chan;
 	SVCXPRT *lx;
 
-	while ((opt = getopt(argc, argv, "bBc:d:n:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "bBc:d:l:n:rs:t:")) != -1) {
 		switch (opt) {
 		case 'b':
 			broken = 1;
@@ -563,8 +569,18 @@ int main(int argc, char **argv)
 		case 'd':
 			ndestroyers = atoi(optarg);
 			break;
+		case 'l':
+			label = optarg;
+			break;
 		case 'n':
 			maxconns = atol(optarg);
+			break;
+		case 'r':
+			/* the leak's reproducer: one client, no destroyer,
+			 * every call's connection closed before its reply */
+			repro = 1;
+			nclients = 1;
+			ndestroyers = 0;
 			break;
 		case 's':
 			secs = atoi(optarg);
@@ -574,7 +590,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [-b|-B] [-c channels] [-d destroyers] [-n conns] [-s secs] [-t clients]\n",
+				"usage: %s [-b|-B] [-c channels] [-d destroyers] [-l label] [-n conns] [-r] [-s secs] [-t clients]\n",
 				argv[0]);
 			return 2;
 		}
@@ -666,13 +682,18 @@ int main(int argc, char **argv)
 	 * client's close) or from the driver's destroy of the rest; give
 	 * ntirpc 3 s for it */
 	reap(1);
-	for (idle = 0; idle < 300; idle++) {
-		pthread_mutex_lock(&live_lock);
-		i = nlive;
-		pthread_mutex_unlock(&live_lock);
-		if (!i)
-			break;
+	for (idle = 0, i = 0; idle < 300; idle++) {
+		long made = atomic_load(&created);
+
 		usleep(10000);
+		reap(1);	/* those accepted since */
+		pthread_mutex_lock(&live_lock);
+		opt = nlive;
+		pthread_mutex_unlock(&live_lock);
+		/* none left, and none accepted for 200 ms */
+		i = !opt && made == atomic_load(&created) ? i + 1 : 0;
+		if (i == 20)
+			break;
 	}
 	/* the listener is the driver's too; stays, its fd counted in fds0 */
 	pthread_mutex_lock(&live_lock);
@@ -698,7 +719,8 @@ int main(int argc, char **argv)
 		p50 = free_ns[nf / 2];
 		p99 = free_ns[nf * 99 / 100];
 	}
-	printf("ntirpc_driver: conns=%ld calls=%ld replies=%ld refused=%ld destroys=%ld created=%ld freed=%ld alive=%ld fds=%d negref=%ld freed_held=%ld disable=0:%ld,EBUSY:%ld,EALREADY:%ld,other:%ld del_held=%ld dis0_held=%ld dropped=%ld free_us_p50=%.1f free_us_p99=%.1f rss_kb=%ld secs=%.1f%s\n",
+	printf("ntirpc_driver%s%s%s: conns=%ld calls=%ld replies=%ld refused=%ld destroys=%ld created=%ld freed=%ld alive=%ld fds=%d negref=%ld freed_held=%ld disable=0:%ld,EBUSY:%ld,EALREADY:%ld,other:%ld del_held=%ld dis0_held=%ld dropped=%ld free_us_p50=%.1f free_us_p99=%.1f rss_kb=%ld secs=%.1f%s\n",
+	       label ? "[" : "", label ? label : "", label ? "]" : "",
 	       atomic_load(&conns), atomic_load(&calls),
 	       atomic_load(&replies), atomic_load(&refused),
 	       atomic_load(&destroys),
