@@ -25,7 +25,7 @@
  *
  * What a field crash would be, counted: ASan's reports (its own exit, 1
  * here, with the report on stderr), transports not freed and fds still
- * open when the churn stops and every client is gone, and reference
+ * open when the churn stops and every client is gone (10 s after), and reference
  * counts seen below zero (svc_release_it() lets one go negative, and
  * svc_vc_destroy_task() then never frees the transport).
  *
@@ -680,9 +680,9 @@ int main(int argc, char **argv)
 
 	/* Every client is gone: each transport must go, on its own (the
 	 * client's close) or from the driver's destroy of the rest; give
-	 * ntirpc 3 s for it */
+	 * ntirpc 10 s for it (a guest under TCG is slow) */
 	reap(1);
-	for (idle = 0, i = 0; idle < 300; idle++) {
+	for (idle = 0, i = 0; idle < 1000; idle++) {
 		long made = atomic_load(&created);
 
 		usleep(10000);
