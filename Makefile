@@ -33,10 +33,10 @@ export EPOLL_DISABLE_RUN
 FOLLOWUPS := strace ltp musl glibc liburing syzkaller man-pages
 export GLIBC LIBURING MUSL STRACE MANPAGES
 # The programs that use the op, a queue each in patches/<program>/ with
-# its check-<program> on the program's tree (GLUSTERFS=DIR): real users,
-# not follow-ups, and not part of make test
-USERS := glusterfs
-export GLUSTERFS
+# its check-<program> on the program's tree (GLUSTERFS=DIR, NTIRPC=DIR):
+# real users, not follow-ups, and not part of make test
+USERS := glusterfs ntirpc
+export GLUSTERFS NTIRPC
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
@@ -253,6 +253,12 @@ export LTP SYZKALLER
 # DISABLE path on the patched kernel and the fallback on the base, no
 # touch of freed state on either, and is caught with its release broken;
 # not part of make test.
+# ntirpc: NFS-Ganesha's RPC library with its queue, on a copy of the tree
+# given as NTIRPC=: scripts/followups/ntirpc_driver.c on the host (ASan,
+# no op) and in the guest takes the DISABLE path on the patched kernel
+# and the fallback on the base, nothing held on either with the queue,
+# and is caught dropping the event holder's reference too; the figures
+# of every run close its output.
 $(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
 	@$(S)/check-$*

@@ -13,7 +13,7 @@ setup() {
 	TOP=$(dirname "$SCRIPTS")
 	export EPOLL_DISABLE_CACHE=$BATS_TEST_TMPDIR/cache
 	# a make of its own, not one more job of the make that runs the tests
-	unset MAKEFLAGS MFLAGS MAKELEVEL GLUSTERFS GLIBC
+	unset MAKEFLAGS MFLAGS MAKELEVEL GLUSTERFS GLIBC NTIRPC
 	D=$BATS_TEST_TMPDIR/given
 	mkdir -p "$D"
 }
@@ -82,5 +82,10 @@ one_line() {
 
 @test "input: a follow-up's check with its tree missing says what to pass" {
 	one_line "GLIBC=$D/none is not a directory: give a git clone of * as in 'make check-glibc GLIBC=*" check-glibc GLIBC="$D/none"
+	[ ! -e "$EPOLL_DISABLE_CACHE/base" ]
+}
+
+@test "input: ntirpc's check with no tree says what to pass, before any kernel" {
+	one_line "no ntirpc tree: give a git checkout of ntirpc, as in 'make check-ntirpc NTIRPC=*" check-ntirpc
 	[ ! -e "$EPOLL_DISABLE_CACHE/base" ]
 }
