@@ -70,6 +70,22 @@ void run_bursts(void);
 void bench_vout(const char *fmt, va_list ap);
 void bench_vfail(const char *fmt, va_list ap);
 
+/*
+ * The bench's own per item, before the protocol's struct in the item's
+ * block (P.item_off): @it last
+ */
+struct bench_item {
+	bool timed;		/* deleted in the timed window */
+	char *buf;		/* -M burst: a connection's buffer */
+	size_t buf_len;
+	struct item it;
+};
+
+static inline struct bench_item *bench_of(struct item *it)
+{
+	return container_of(it, struct bench_item, it);
+}
+
 /* The writer's way to an item: the canceller swaps it under the lock */
 struct slot {
 	pthread_mutex_t lock;

@@ -125,15 +125,16 @@ static size_t buf_size(unsigned long *s)
 /* A connection's buffer, resident as one that has been used */
 static int state_alloc(struct item *it, size_t len)
 {
+	struct bench_item *b = bench_of(it);
 	size_t i;
 
-	it->buf = malloc(len);
-	if (!it->buf)
+	b->buf = malloc(len);
+	if (!b->buf)
 		return -1;
 	for (i = 0; i < len; i += page_size())
-		it->buf[i] = 1;
-	it->buf[len - 1] = 1;
-	it->buf_len = len;
+		b->buf[i] = 1;
+	b->buf[len - 1] = 1;
+	b->buf_len = len;
 	atomic_fetch_add(&burst.state, len);
 	return 0;
 }
@@ -141,11 +142,12 @@ static int state_alloc(struct item *it, size_t len)
 /* At the item's reclaimed(): its protocol says the memory may go */
 void burst_state_free(struct item *it)
 {
+	struct bench_item *b = bench_of(it);
 	long long t, last;
 
-	free(it->buf);
-	it->buf = NULL;
-	atomic_fetch_sub(&burst.state, it->buf_len);
+	free(b->buf);
+	b->buf = NULL;
+	atomic_fetch_sub(&burst.state, b->buf_len);
 	t = now_ns();
 	last = atomic_load(&burst.last_free);
 	while (t > last &&
@@ -195,7 +197,7 @@ static void burst_delete(void)
 		pthread_mutex_unlock(&z->lock);
 	pthread_mutex_unlock(&a->lock);
 	old->decided = now_ns();
-	old->timed = true;
+	bench_of(old)->timed = true;
 	atomic_fetch_add(&B.pending, 1);
 	/* the protocol's lock contract (protocol.h) */
 	pthread_mutex_lock(&old->g.lock);
@@ -277,11 +279,10 @@ static int burst_setup(void)
 	    epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
 		return -1;
 	B.slots = calloc(burst.peak, sizeof(*B.slots));
-	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
 	B.reclaim.v = calloc(burst.peak - burst.base, sizeof(*B.reclaim.v));
-	if (!B.slots || !P.waiters || !B.reclaim.v)
+	P.item_off = offsetof(struct bench_item, it);
+	if (!B.slots || !B.reclaim.v || waiters_alloc())
 		return -1;
-	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
 	for (i = 0; i < burst.peak; i++)
 		pthread_mutex_init(&B.slots[i].lock, NULL);
 	if (P.protocol->setup && P.protocol->setup())
@@ -298,8 +299,8 @@ static void burst_teardown(void)
 	int i;
 
 	for (i = 0; i < atomic_load(&burst.live); i++) {
-		free(B.slots[i].it->buf);
-		B.slots[i].it->buf = NULL;
+		free(bench_of(B.slots[i].it)->buf);
+		bench_of(B.slots[i].it)->buf = NULL;
 	}
 	P.n = burst.peak;
 	proto_teardown();
@@ -354,8 +355,8 @@ static void run_burst(const struct protocol *protocol, int waiters,
 		return;
 	}
 	for (i = 0; i < waiters; i++)
-		if (pthread_create(&P.waiters[i].thread, NULL, proto_waiter,
-				   &P.waiters[i])) {
+		if (pthread_create(&waiter_at(i)->thread, NULL, proto_waiter,
+				   waiter_at(i))) {
 			fail("pthread_create of reader %d", i);
 			return;
 		}
@@ -373,7 +374,7 @@ static void run_burst(const struct protocol *protocol, int waiters,
 	if (eventfd_write(P.quitfd, 1))
 		error_at("write of quitfd: %s", strerror(errno));
 	for (i = 0; i < waiters; i++)
-		pthread_join(P.waiters[i].thread, NULL);
+		pthread_join(waiter_at(i)->thread, NULL);
 	atomic_store(&B.drained, true);
 	if (unfreed && protocol->unfreed)
 		protocol->unfreed();

@@ -421,8 +421,8 @@ int main(int argc, char **argv)
 	if (setup())
 		return 1;
 	for (i = 0; i < opt.waiters; i++)
-		if (pthread_create(&P.waiters[i].thread, NULL, worker,
-				   &P.waiters[i])) {
+		if (pthread_create(&waiter_at(i)->thread, NULL, worker,
+				   waiter_at(i))) {
 			out("# pthread_create: %s", strerror(errno));
 			return 1;
 		}

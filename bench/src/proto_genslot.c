@@ -31,6 +31,28 @@ struct item_genslot {
 	uint32_t next;
 };
 
+/*
+ * The bench's: a slot as this protocol runs it, in the driver's block
+ * (P.item_off of the driver's fields before it, as every protocol's
+ * item); and a waiter, with what the bench's check needs
+ */
+struct genslot_it {
+	struct item it;
+	uint32_t gen, idx;	/* the slot's generation and index */
+	struct item *next;	/* the free list */
+	unsigned long born;	/* the bench's: births at ADD */
+};
+
+struct genslot_waiter {
+	struct waiter w;
+	unsigned long seen;	/* the bench's: births when its wait returned */
+};
+
+static struct genslot_it *slot_of(struct item *it)
+{
+	return container_of(it, struct genslot_it, it);
+}
+
 static struct item *slab_free;	/* the canceller's */
 static long slab_chunks;	/* chunks in the slab */
 static atomic_ulong births;	/* the bench's: items added */
@@ -46,27 +68,34 @@ static atomic_ulong births;	/* the bench's: items added */
 /* 16M slots: more than -n allows */
 #define GENSLOT_MAX_CHUNKS	(1 << 16)
 
-static _Atomic(struct item *) genslot_dir[GENSLOT_MAX_CHUNKS];
+static _Atomic(char *) genslot_dir[GENSLOT_MAX_CHUNKS];
+
+/* Slot @i of @chunk: each a driver's block of item_block_size() */
+static struct item *genslot_slot(char *chunk, long i)
+{
+	return (struct item *)(chunk + i * item_block_size() + P.item_off);
+}
 
 /* What epoll_data holds: the generation above, the slot's index below */
 static uint64_t genslot_key(const struct item *it)
 {
-	return (uint64_t)it->gen << 32 | it->idx;
+	return (uint64_t)slot_of((struct item *)it)->gen << 32 |
+	       slot_of((struct item *)it)->idx;
 }
 
 static struct item *genslot_at(uint64_t key)
 {
 	uint32_t idx = (uint32_t)key;
-	struct item *chunk;
+	char *chunk;
 
 	chunk = atomic_load_explicit(&genslot_dir[idx / GENSLOT_CHUNK],
 				     memory_order_acquire);
-	return &chunk[idx % GENSLOT_CHUNK];
+	return genslot_slot(chunk, idx % GENSLOT_CHUNK);
 }
 
 static void genslot_put(struct item *it)
 {
-	it->next = slab_free;
+	slot_of(it)->next = slab_free;
 	slab_free = it;
 }
 
@@ -74,20 +103,22 @@ static void genslot_put(struct item *it)
 static int genslot_grow(void)
 {
 	long c = slab_chunks, i;
-	struct item *chunk;
+	struct item *it;
+	char *chunk;
 
 	if (c == GENSLOT_MAX_CHUNKS)
 		return -1;
-	chunk = calloc(GENSLOT_CHUNK, sizeof(*chunk));
+	chunk = calloc(GENSLOT_CHUNK, item_block_size());
 	if (!chunk)
 		return -1;
 	for (i = GENSLOT_CHUNK - 1; i >= 0; i--) {
-		pthread_mutex_init(&chunk[i].g.lock, NULL);
-		chunk[i].idx = c * GENSLOT_CHUNK + i;
+		it = genslot_slot(chunk, i);
+		pthread_mutex_init(&it->g.lock, NULL);
+		slot_of(it)->idx = c * GENSLOT_CHUNK + i;
 		/* never 0: a key of 0 is quitfd's */
-		chunk[i].gen = 1;
-		chunk[i].g.tag = ITEM_POISON;
-		genslot_put(&chunk[i]);
+		slot_of(it)->gen = 1;
+		it->g.tag = ITEM_POISON;
+		genslot_put(it);
 	}
 	atomic_store_explicit(&genslot_dir[c], chunk, memory_order_release);
 	slab_chunks++;
@@ -101,20 +132,20 @@ static struct item *genslot_get(void)
 	if (!slab_free && genslot_grow())
 		return NULL;
 	it = slab_free;
-	slab_free = it->next;
+	slab_free = slot_of(it)->next;
 	return it;
 }
 
 /* At the end of the run: the slab goes back to malloc at last */
 static void genslot_destroy(void)
 {
-	struct item *chunk;
+	char *chunk;
 	long c, i;
 
 	for (c = 0; c < slab_chunks; c++) {
 		chunk = atomic_load(&genslot_dir[c]);
 		for (i = 0; i < GENSLOT_CHUNK; i++)
-			pthread_mutex_destroy(&chunk[i].g.lock);
+			pthread_mutex_destroy(&genslot_slot(chunk, i)->g.lock);
 		free(chunk);
 		atomic_store(&genslot_dir[c], NULL);
 	}
@@ -133,14 +164,14 @@ static int genslot_setup(void)
 /* Before the ADD: see genslot_late() */
 static int genslot_add(struct item *it)
 {
-	it->born = atomic_fetch_add(&births, 1) + 1;
+	slot_of(it)->born = atomic_fetch_add(&births, 1) + 1;
 	return item_add(it, (epoll_data_t){ .u64 = genslot_key(it) });
 }
 
 /* What the bench's check compares the slot's item with */
 static void genslot_woken(struct waiter *w)
 {
-	w->seen = atomic_load(&births);
+	container_of(w, struct genslot_waiter, w)->seen = atomic_load(&births);
 }
 
 /*
@@ -151,9 +182,9 @@ static void genslot_woken(struct waiter *w)
  * about to read and re-arm the fds of an item that is not the event's,
  * or of none: what a use-after-free becomes when memory is type-stable.
  */
-static bool genslot_late(const struct item *it, unsigned long seen)
+static bool genslot_late(struct item *it, unsigned long seen)
 {
-	return it->g.tag != ITEM_LIVE || it->born > seen;
+	return it->g.tag != ITEM_LIVE || slot_of(it)->born > seen;
 }
 
 static void genslot_delete(struct item *it);
@@ -168,9 +199,10 @@ static void genslot_event(struct waiter *w, epoll_data_t data)
 	struct item *it = genslot_at(data.u64);
 
 	pthread_mutex_lock(&it->g.lock);
-	if (it->gen != (uint32_t)(data.u64 >> 32))
+	if (slot_of(it)->gen != (uint32_t)(data.u64 >> 32))
 		count(&w->stale);	/* deleted since: drop it */
-	else if (genslot_late(it, w->seen))
+	else if (genslot_late(it, container_of(w, struct genslot_waiter,
+						w)->seen))
 		count(&w->late);
 	else if (!item_handle(w, it, data, false)) {
 		genslot_delete(it);	/* its peer went away */
@@ -190,8 +222,8 @@ static void genslot_event(struct waiter *w, epoll_data_t data)
 static void genslot_delete(struct item *it)
 {
 	item_del(it, false);
-	if (!++it->gen)
-		it->gen = 1;	/* never 0: a key of 0 is quitfd's */
+	if (!++slot_of(it)->gen)
+		slot_of(it)->gen = 1;	/* never 0: a key of 0 is quitfd's */
 	/* the bench's: the slot holds no item */
 	it->g.tag = ITEM_POISON;
 	pthread_mutex_unlock(&it->g.lock);
@@ -223,6 +255,8 @@ static void genslot_teardown_item(struct item *it)
 
 const struct protocol proto_genslot = {
 	.name = "genslot",
+	.item_size = sizeof(struct genslot_it),
+	.waiter_size = sizeof(struct genslot_waiter),
 	.setup = genslot_setup,
 	.alloc = genslot_get,
 	.unalloc = genslot_put,
