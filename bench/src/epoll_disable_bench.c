@@ -164,7 +164,8 @@ static void usage(const char *prog)
 		"      default 1000,100000)\n"
 		"  -i  ops per op and set size (default %ld)\n"
 		"  -b  ops per timed batch (default %d)\n"
-		"  -p  %sor all (default all)\n"
+		"  -p  %sall (default),\n"
+		"      or safe: all but the unsafe control\n"
 		"  -t  reader threads (default 1,2,4,16,64,128; burst: 4)\n"
 		"  -s  seconds per run (default %g)\n"
 		"  -r  runs of each configuration (default %d)\n"
@@ -225,9 +226,11 @@ static int protocol_list(const char *s, const struct protocol **v,
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "all")) {
+		/* every protocol; or every safe one (not naive) */
+		if (!strcmp(tok, "all") || !strcmp(tok, "safe")) {
 			for (i = 0; i < nr_protocols && n < MAX_LIST; i++)
-				v[n++] = protocols[i];
+				if (tok[0] == 'a' || !protocols[i]->unsafe)
+					v[n++] = protocols[i];
 			continue;
 		}
 		if (n == MAX_LIST)
