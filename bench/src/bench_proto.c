@@ -193,7 +193,7 @@ struct item *item_new(void)
 	}
 	it->g.tag = ITEM_LIVE;
 	it->c.events = EPOLLIN | EPOLLONESHOT;
-	err = p->add ? p->add(it) : item_add(it, (epoll_data_t){ .ptr = it });
+	err = p->add ? p->add(it) : item_add(it, item_data(it));
 	if (err) {
 		error_at("EPOLL_CTL_ADD: %s", strerror(err));
 		item_close(it);

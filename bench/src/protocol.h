@@ -166,6 +166,12 @@ struct protocol {
 	void (*unalloc)(struct item *it);
 	/* Put a new item in the set: 0, or an errno */
 	int (*add)(struct item *it);
+	/*
+	 * Or let the driver put it in, with this epoll_data (NULL: the
+	 * item's pointer); the protocol's own memory, if it fails, goes
+	 * at unalloc
+	 */
+	epoll_data_t (*data)(struct item *it);
 	/* A socketpair() failed with EMFILE or ENFILE: free what it may */
 	bool (*out_of_fds)(void);
 
@@ -294,6 +300,14 @@ bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 bool item_ready(struct waiter *w, struct item *it);
 /* A waiter's ring took a new item sent to it */
 void item_adopt(struct item *it);
+/* The drivers': the epoll_data a new item is added with */
+static inline epoll_data_t item_data(struct item *it)
+{
+	const struct protocol *p = P.protocol;
+
+	return p->data ? p->data(it) : (epoll_data_t){ .ptr = it };
+}
+
 /* Each item in the set before the waiters started */
 void each_item(void (*fn)(void *arg, void *item), void *arg);
 

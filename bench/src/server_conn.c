@@ -486,7 +486,7 @@ static void conn_enter(struct item *it)
 {
 	pthread_mutex_lock(&S.table_lock);
 	table_add_locked(it);
-	if (item_add(it, (epoll_data_t){ .ptr = it }))
+	if (item_add(it, item_data(it)))
 		error_at("EPOLL_CTL_ADD: %s", strerror(errno));
 	pthread_mutex_unlock(&S.table_lock);
 }
