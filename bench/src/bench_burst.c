@@ -54,6 +54,8 @@
  * messages, took about 10 s in the guest)
  */
 #define DRAIN_MS	60000L
+/* How long the deleter goes on after the last free, beyond two timeouts */
+#define SETTLE_MS	100L
 
 /* The process's memory, KiB */
 struct mem {
@@ -238,6 +240,19 @@ static void *burst_deleter(void *arg)
 	}
 	until = now_ns() + DRAIN_MS * 1000000LL;
 	while (atomic_load(&B.pending) > 0 && now_ns() < until) {
+		burst_tick(0);
+		sleep_us(100);
+	}
+	/*
+	 * Then two of the readers' timeouts and SETTLE_MS more, still doing
+	 * the protocol's work: every reader passes a quiescent point (on a
+	 * busy machine a reader whose wait timed out may wait for a CPU),
+	 * and what a protocol keeps for a grace period beside the items
+	 * (slots' empty chunks) may go
+	 */
+	until = now_ns() + ((P.timeout > 0 ? 2LL * P.timeout : 0) +
+			    SETTLE_MS) * 1000000LL;
+	while (now_ns() < until) {
 		burst_tick(0);
 		sleep_us(100);
 	}
