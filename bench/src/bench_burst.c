@@ -14,9 +14,10 @@
  * An item's buffer is free()d when its protocol says the memory may go,
  * at its reclaimed(): disable at once on 0 and by the event's holder on
  * EBUSY, global under its mutex, deferred after its grace period, uring
- * at the poll's terminal completion, genslot as soon as the generation
- * has moved (its waiter checks the generation, under the slot's mutex,
- * before it touches the buffer), its slot kept for ever.
+ * at the poll's terminal completion, slots as soon as the generation has
+ * moved (its waiter checks the generation, under the slot's lock, before
+ * it touches the buffer), its slot free for the next item at once and
+ * its chunk, once empty, given back after a grace period.
  *
  * For each protocol: from the decision to delete an item to its buffer's
  * free() (p50, p99, max) and to the last such free; the buffers' total at

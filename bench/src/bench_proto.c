@@ -149,11 +149,6 @@ static void bench_each_item(void (*fn)(void *arg, void *item), void *arg)
 		fn(arg, B.slots[i].it);
 }
 
-static struct item *bench_alloc(void)
-{
-	return P.protocol->alloc ? P.protocol->alloc() : item_alloc();
-}
-
 /* Give back an item that did not make it into the set */
 static void item_unalloc(struct item *it)
 {
@@ -174,7 +169,7 @@ static int bench_add(struct item *it, epoll_data_t data)
 struct item *item_new(void)
 {
 	const struct protocol *p = P.protocol;
-	struct item *it = bench_alloc();
+	struct item *it = item_alloc();
 	int tries = 0, err;
 
 	if (!it)

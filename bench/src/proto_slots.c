@@ -20,9 +20,9 @@
  * that finds the directory entry empty drops its event.  The entry is
  * not reused until the chunk is freed, so a new chunk never meets an old
  * event.  New items take the free slot of the lowest chunk, so that the
- * high chunks empty when the set shrinks.  This is genslot as a program
- * built around slots would write it: genslot kept the program's whole
- * item in a slab that never shrank.
+ * high chunks empty when the set shrinks.  (It replaced genslot, which
+ * kept the bench's whole item in each slot of a slab that never shrank:
+ * not what a program written for slots does.)
  *
  * The lock is a futex word of the slot's own (0 free, 1 held, 2 held
  * and waited for): a waiter holds it across its read and re-arm, so it

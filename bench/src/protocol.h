@@ -128,7 +128,7 @@ extern struct run P;
 /*
  * A deletion protocol: what the driver asks of it.  Every operation but
  * name, event and cancel may be NULL, which means "nothing to do" (for
- * alloc, unalloc, add and teardown_item: the plain way, the driver's).
+ * unalloc, add and teardown_item: the plain way, the driver's).
  */
 struct protocol {
 	const char *name;
@@ -157,12 +157,7 @@ struct protocol {
 
 	/* Before the items are made (state of its own, zeroed per run) */
 	int (*setup)(void);
-	/*
-	 * An item's memory (a block of P.item_off + item_size bytes, the
-	 * item at P.item_off), and giving it back unused; NULL: the
-	 * driver's, item_alloc()
-	 */
-	struct item *(*alloc)(void);
+	/* Giving back an item that never made it into the set */
 	void (*unalloc)(struct item *it);
 	/* Put a new item in the set: 0, or an errno */
 	int (*add)(struct item *it);

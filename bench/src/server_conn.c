@@ -363,7 +363,7 @@ static void conn_each_item(void (*fn)(void *arg, void *item), void *arg)
 	(void)arg;
 }
 
-/* Put in the set: genslot's way, which the server does not run */
+/* Put in the set, with the epoll_data the protocol chose */
 static int conn_add(struct item *it, epoll_data_t data)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
@@ -412,11 +412,12 @@ const struct driver conn_driver = {
 
 /*
  * The protocols the server runs: those whose items a connection can be
- * (not genslot's slab), and that leave the item's lock to the server
+ * (all: the driver allocates them), and that leave the item's lock to
+ * the server
  */
 static bool conn_fits(const struct protocol *p)
 {
-	return !p->alloc && !p->set_lock;
+	return !p->set_lock;
 }
 
 const struct protocol *conn_protocol(const char *name)
