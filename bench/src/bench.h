@@ -114,6 +114,12 @@ struct bench_run {
 	long pending_peak;
 	double pending_sum;	/* sampled at each deletion in the window */
 	unsigned long pending_samples;
+	/*
+	 * -M burst: the EPOLL_CTL_DEL calls the deleter made while it
+	 * shrank the set, and their time (ns, each call timed alone)
+	 */
+	unsigned long dels;
+	long long del_ns;
 	char first_error[160];
 };
 
@@ -125,6 +131,8 @@ void *proto_waiter(void *arg);
 void totals(struct totals *t);
 void quarantine_empty(void);
 void proto_teardown(void);
+/* The burst's deleter, while it shrinks the set: time its DELs */
+extern __thread bool time_dels;
 /* The burst's: free an item's buffer, at its reclaimed() */
 void burst_state_free(struct item *it);
 

@@ -63,6 +63,27 @@ struct mem {
 	long rss, heap, arena;
 };
 
+/*
+ * What two clock reads around a call add to its time, ns: the median of
+ * 101 batches of 100 back-to-back pairs
+ */
+static double clock_pair_ns(void)
+{
+	long long v[101], t0;
+	int i, j;
+
+	for (i = 0; i < 101; i++) {
+		t0 = now_ns();
+		for (j = 0; j < 100; j++) {
+			now_ns();
+			now_ns();
+		}
+		v[i] = now_ns() - t0;
+	}
+	qsort(v, 101, sizeof(*v), cmp_ll);
+	return v[50] / 100.0;
+}
+
 /* The burst's state beside the run's P */
 static struct {
 	int base, peak;
@@ -235,10 +256,12 @@ static void *burst_deleter(void *arg)
 	burst.state_peak = atomic_load(&burst.state);
 	mem_now(&burst.at_peak);
 	burst.shrink_start = now_ns();
+	time_dels = true;
 	while (atomic_load(&burst.live) > burst.base) {
 		burst_tick(k++);
 		burst_delete();
 	}
+	time_dels = false;
 	until = now_ns() + DRAIN_MS * 1000000LL;
 	while (atomic_load(&B.pending) > 0 && now_ns() < until) {
 		burst_tick(0);
@@ -335,13 +358,14 @@ static void burst_report(int waiters, long unfreed, const struct mem *after,
 		return;
 	}
 	qsort(v, k, sizeof(*v), cmp_ll);
-	out("burst,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%lu,%ld,%ld,%ld,%ld,%ld,%ld",
+	out("burst,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%lu,%ld,%ld,%ld,%ld,%ld,%ld,%lu,%.1f,%.1f",
 	    P.protocol->name, waiters, burst.base, burst.peak, k,
 	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
 	    v[k - 1] / 1e3,
 	    (atomic_load(&burst.last_free) - burst.shrink_start) / 1e6, unfreed,
 	    burst.state_peak / 1024, burst.at_peak.rss, burst.at_peak.heap,
-	    after->rss, after->heap, after->arena, trimmed->rss);
+	    after->rss, after->heap, after->arena, trimmed->rss, B.dels,
+	    B.del_ns / 1e6, B.dels * clock_pair_ns() / 1e6);
 }
 
 /* One protocol's burst, in this process: the child's whole work */
@@ -465,7 +489,7 @@ void run_bursts(void)
 	out("# burst: %d items, %d at the peak, buffers %lu B to %lu KiB; writes %ld/s (0: flat out)",
 	    burst.base, burst.peak, 1UL << BUF_MIN_SHIFT,
 	    (1UL << BUF_MAX_SHIFT) / 1024, opt.write_rate);
-	out("kind,protocol,readers,items,peak_items,deletions,p50_us,p99_us,max_us,all_freed_ms,unfreed,buffers_peak_kib,peak_rss_kib,peak_heap_kib,rss_kib,heap_kib,arena_kib,trimmed_rss_kib");
+	out("kind,protocol,readers,items,peak_items,deletions,p50_us,p99_us,max_us,all_freed_ms,unfreed,buffers_peak_kib,peak_rss_kib,peak_heap_kib,rss_kib,heap_kib,arena_kib,trimmed_rss_kib,dels,del_ms,del_clock_ms");
 	for (run = 0; run < opt.runs; run++)
 		for (t = 0; t < opt.nr_timeouts; t++)
 			for (i = 0; i < opt.nr_waiters; i++)

@@ -115,13 +115,23 @@ static void bench_close(struct item *it)
  * Remove an item from the set, if the protocol has one; @close_fds
  * unless they stay open a while
  */
+__thread bool time_dels;
+
 static void bench_del(struct item *it, bool close_fds)
 {
+	long long t0 = 0;
+
 	if (!P.protocol->no_set) {
 		sys_call();
+		if (time_dels)
+			t0 = now_ns();
 		if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, it->c.fd[0], NULL))
 			error_at("EPOLL_CTL_DEL of fd %d: %s", it->c.fd[0],
 				 strerror(errno));
+		if (time_dels) {
+			B.del_ns += now_ns() - t0;
+			B.dels++;
+		}
 	}
 	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
 	if (close_fds)
