@@ -470,7 +470,10 @@ static void on_kick(int sig)
 	(void)sig;
 }
 
-/* -M burst: every protocol, reader count and timeout, -r times over */
+/*
+ * -M burst: every protocol, reader count and timeout, -r times over, each
+ * round starting with the next protocol
+ */
 void run_bursts(void)
 {
 	struct sigaction sa = { .sa_handler = on_kick };
@@ -495,7 +498,8 @@ void run_bursts(void)
 			for (i = 0; i < opt.nr_waiters; i++)
 				for (j = 0; j < opt.nr_protocols; j++)
 					run_burst_apart(opt.protocols[(j +
-						opt.first) % opt.nr_protocols],
+						opt.first + run) %
+						opt.nr_protocols],
 						opt.waiters[i],
 						opt.timeouts[t]);
 }
