@@ -214,9 +214,11 @@ static int slot_get_locked(struct item *it)
 	}
 	lowest = c;
 	if (c == hi) {
+		/* the lowest entry free, maybe below hi: lowest moves there */
 		c = chunk_new();
 		if (c < 0)
 			return -1;
+		lowest = c;
 		ch = atomic_load(&dir[c]);
 	}
 	i = ch->free;
