@@ -70,6 +70,22 @@ void run_bursts(void);
 void bench_vout(const char *fmt, va_list ap);
 void bench_vfail(const char *fmt, va_list ap);
 
+/*
+ * The bench's own per item, before the protocol's struct in the item's
+ * block (P.item_off): @it last
+ */
+struct bench_item {
+	bool timed;		/* deleted in the timed window */
+	char *buf;		/* -M burst: a connection's buffer */
+	size_t buf_len;
+	struct item it;
+};
+
+static inline struct bench_item *bench_of(struct item *it)
+{
+	return container_of(it, struct bench_item, it);
+}
+
 /* The writer's way to an item: the canceller swaps it under the lock */
 struct slot {
 	pthread_mutex_t lock;
@@ -98,6 +114,12 @@ struct bench_run {
 	long pending_peak;
 	double pending_sum;	/* sampled at each deletion in the window */
 	unsigned long pending_samples;
+	/*
+	 * -M burst: the EPOLL_CTL_DEL calls the deleter made while it
+	 * shrank the set, and their time (ns, each call timed alone)
+	 */
+	unsigned long dels;
+	long long del_ns;
 	char first_error[160];
 };
 
@@ -109,6 +131,8 @@ void *proto_waiter(void *arg);
 void totals(struct totals *t);
 void quarantine_empty(void);
 void proto_teardown(void);
+/* The burst's deleter, while it shrinks the set: time its DELs */
+extern __thread bool time_dels;
 /* The burst's: free an item's buffer, at its reclaimed() */
 void burst_state_free(struct item *it);
 

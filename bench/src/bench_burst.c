@@ -14,9 +14,10 @@
  * An item's buffer is free()d when its protocol says the memory may go,
  * at its reclaimed(): disable at once on 0 and by the event's holder on
  * EBUSY, global under its mutex, deferred after its grace period, uring
- * at the poll's terminal completion, genslot as soon as the generation
- * has moved (its waiter checks the generation, under the slot's mutex,
- * before it touches the buffer), its slot kept for ever.
+ * at the poll's terminal completion, slots as soon as the generation has
+ * moved (its waiter checks the generation, under the slot's lock, before
+ * it touches the buffer), its slot free for the next item at once and
+ * its chunk, once empty, given back after a grace period.
  *
  * For each protocol: from the decision to delete an item to its buffer's
  * free() (p50, p99, max) and to the last such free; the buffers' total at
@@ -54,11 +55,34 @@
  * messages, took about 10 s in the guest)
  */
 #define DRAIN_MS	60000L
+/* How long the deleter goes on after the last free, beyond two timeouts */
+#define SETTLE_MS	100L
 
 /* The process's memory, KiB */
 struct mem {
 	long rss, heap, arena;
 };
+
+/*
+ * What two clock reads around a call add to its time, ns: the median of
+ * 101 batches of 100 back-to-back pairs
+ */
+static double clock_pair_ns(void)
+{
+	long long v[101], t0;
+	int i, j;
+
+	for (i = 0; i < 101; i++) {
+		t0 = now_ns();
+		for (j = 0; j < 100; j++) {
+			now_ns();
+			now_ns();
+		}
+		v[i] = now_ns() - t0;
+	}
+	qsort(v, 101, sizeof(*v), cmp_ll);
+	return v[50] / 100.0;
+}
 
 /* The burst's state beside the run's P */
 static struct {
@@ -125,15 +149,16 @@ static size_t buf_size(unsigned long *s)
 /* A connection's buffer, resident as one that has been used */
 static int state_alloc(struct item *it, size_t len)
 {
+	struct bench_item *b = bench_of(it);
 	size_t i;
 
-	it->buf = malloc(len);
-	if (!it->buf)
+	b->buf = malloc(len);
+	if (!b->buf)
 		return -1;
 	for (i = 0; i < len; i += page_size())
-		it->buf[i] = 1;
-	it->buf[len - 1] = 1;
-	it->buf_len = len;
+		b->buf[i] = 1;
+	b->buf[len - 1] = 1;
+	b->buf_len = len;
 	atomic_fetch_add(&burst.state, len);
 	return 0;
 }
@@ -141,11 +166,12 @@ static int state_alloc(struct item *it, size_t len)
 /* At the item's reclaimed(): its protocol says the memory may go */
 void burst_state_free(struct item *it)
 {
+	struct bench_item *b = bench_of(it);
 	long long t, last;
 
-	free(it->buf);
-	it->buf = NULL;
-	atomic_fetch_sub(&burst.state, it->buf_len);
+	free(b->buf);
+	b->buf = NULL;
+	atomic_fetch_sub(&burst.state, b->buf_len);
 	t = now_ns();
 	last = atomic_load(&burst.last_free);
 	while (t > last &&
@@ -195,7 +221,7 @@ static void burst_delete(void)
 		pthread_mutex_unlock(&z->lock);
 	pthread_mutex_unlock(&a->lock);
 	old->decided = now_ns();
-	old->timed = true;
+	bench_of(old)->timed = true;
 	atomic_fetch_add(&B.pending, 1);
 	/* the protocol's lock contract (protocol.h) */
 	pthread_mutex_lock(&old->g.lock);
@@ -230,12 +256,27 @@ static void *burst_deleter(void *arg)
 	burst.state_peak = atomic_load(&burst.state);
 	mem_now(&burst.at_peak);
 	burst.shrink_start = now_ns();
+	time_dels = true;
 	while (atomic_load(&burst.live) > burst.base) {
 		burst_tick(k++);
 		burst_delete();
 	}
+	time_dels = false;
 	until = now_ns() + DRAIN_MS * 1000000LL;
 	while (atomic_load(&B.pending) > 0 && now_ns() < until) {
+		burst_tick(0);
+		sleep_us(100);
+	}
+	/*
+	 * Then two of the readers' timeouts and SETTLE_MS more, still doing
+	 * the protocol's work: every reader passes a quiescent point (on a
+	 * busy machine a reader whose wait timed out may wait for a CPU),
+	 * and what a protocol keeps for a grace period beside the items
+	 * (slots' empty chunks) may go
+	 */
+	until = now_ns() + ((P.timeout > 0 ? 2LL * P.timeout : 0) +
+			    SETTLE_MS) * 1000000LL;
+	while (now_ns() < until) {
 		burst_tick(0);
 		sleep_us(100);
 	}
@@ -277,11 +318,10 @@ static int burst_setup(void)
 	    epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
 		return -1;
 	B.slots = calloc(burst.peak, sizeof(*B.slots));
-	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
 	B.reclaim.v = calloc(burst.peak - burst.base, sizeof(*B.reclaim.v));
-	if (!B.slots || !P.waiters || !B.reclaim.v)
+	P.item_off = offsetof(struct bench_item, it);
+	if (!B.slots || !B.reclaim.v || waiters_alloc())
 		return -1;
-	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
 	for (i = 0; i < burst.peak; i++)
 		pthread_mutex_init(&B.slots[i].lock, NULL);
 	if (P.protocol->setup && P.protocol->setup())
@@ -298,8 +338,8 @@ static void burst_teardown(void)
 	int i;
 
 	for (i = 0; i < atomic_load(&burst.live); i++) {
-		free(B.slots[i].it->buf);
-		B.slots[i].it->buf = NULL;
+		free(bench_of(B.slots[i].it)->buf);
+		bench_of(B.slots[i].it)->buf = NULL;
 	}
 	P.n = burst.peak;
 	proto_teardown();
@@ -318,13 +358,14 @@ static void burst_report(int waiters, long unfreed, const struct mem *after,
 		return;
 	}
 	qsort(v, k, sizeof(*v), cmp_ll);
-	out("burst,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%lu,%ld,%ld,%ld,%ld,%ld,%ld",
+	out("burst,%s,%d,%d,%d,%ld,%.1f,%.1f,%.1f,%.1f,%ld,%lu,%ld,%ld,%ld,%ld,%ld,%ld,%lu,%.1f,%.1f",
 	    P.protocol->name, waiters, burst.base, burst.peak, k,
 	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
 	    v[k - 1] / 1e3,
 	    (atomic_load(&burst.last_free) - burst.shrink_start) / 1e6, unfreed,
 	    burst.state_peak / 1024, burst.at_peak.rss, burst.at_peak.heap,
-	    after->rss, after->heap, after->arena, trimmed->rss);
+	    after->rss, after->heap, after->arena, trimmed->rss, B.dels,
+	    B.del_ns / 1e6, B.dels * clock_pair_ns() / 1e6);
 }
 
 /* One protocol's burst, in this process: the child's whole work */
@@ -354,8 +395,8 @@ static void run_burst(const struct protocol *protocol, int waiters,
 		return;
 	}
 	for (i = 0; i < waiters; i++)
-		if (pthread_create(&P.waiters[i].thread, NULL, proto_waiter,
-				   &P.waiters[i])) {
+		if (pthread_create(&waiter_at(i)->thread, NULL, proto_waiter,
+				   waiter_at(i))) {
 			fail("pthread_create of reader %d", i);
 			return;
 		}
@@ -373,7 +414,7 @@ static void run_burst(const struct protocol *protocol, int waiters,
 	if (eventfd_write(P.quitfd, 1))
 		error_at("write of quitfd: %s", strerror(errno));
 	for (i = 0; i < waiters; i++)
-		pthread_join(P.waiters[i].thread, NULL);
+		pthread_join(waiter_at(i)->thread, NULL);
 	atomic_store(&B.drained, true);
 	if (unfreed && protocol->unfreed)
 		protocol->unfreed();
@@ -429,7 +470,10 @@ static void on_kick(int sig)
 	(void)sig;
 }
 
-/* -M burst: every protocol, reader count and timeout, -r times over */
+/*
+ * -M burst: every protocol, reader count and timeout, -r times over, each
+ * round starting with the next protocol
+ */
 void run_bursts(void)
 {
 	struct sigaction sa = { .sa_handler = on_kick };
@@ -448,13 +492,14 @@ void run_bursts(void)
 	out("# burst: %d items, %d at the peak, buffers %lu B to %lu KiB; writes %ld/s (0: flat out)",
 	    burst.base, burst.peak, 1UL << BUF_MIN_SHIFT,
 	    (1UL << BUF_MAX_SHIFT) / 1024, opt.write_rate);
-	out("kind,protocol,readers,items,peak_items,deletions,p50_us,p99_us,max_us,all_freed_ms,unfreed,buffers_peak_kib,peak_rss_kib,peak_heap_kib,rss_kib,heap_kib,arena_kib,trimmed_rss_kib");
+	out("kind,protocol,readers,items,peak_items,deletions,p50_us,p99_us,max_us,all_freed_ms,unfreed,buffers_peak_kib,peak_rss_kib,peak_heap_kib,rss_kib,heap_kib,arena_kib,trimmed_rss_kib,dels,del_ms,del_clock_ms");
 	for (run = 0; run < opt.runs; run++)
 		for (t = 0; t < opt.nr_timeouts; t++)
 			for (i = 0; i < opt.nr_waiters; i++)
 				for (j = 0; j < opt.nr_protocols; j++)
 					run_burst_apart(opt.protocols[(j +
-						opt.first) % opt.nr_protocols],
+						opt.first + run) %
+						opt.nr_protocols],
 						opt.waiters[i],
 						opt.timeouts[t]);
 }

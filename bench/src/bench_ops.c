@@ -11,7 +11,9 @@
  * subtraction of a second measurement is needed; ADD is timed as the op
  * that undoes DEL, and the floor is a second DEL of the batch that DEL
  * just removed. DISABLE then DEL is one timed op, as a deletion under
- * the protocol makes the two calls. The two clock reads add their
+ * the protocol makes the two calls; and the second call alone, DEL of
+ * items DISABLE has just disabled (the DISABLE untimed), is what a
+ * single op that deleted an item nobody holds would save per deletion. The two clock reads add their
  * cost once per batch, not once per op. The median and the 10th and 90th percentiles are over the
  * batches. Items in a batch follow a random permutation of the set, so the
  * lookup walks the whole red-black tree, not one hot path.
@@ -26,7 +28,7 @@
 #include "bench.h"
 
 enum op { OP_DISABLE_ARMED, OP_DISABLE_DELIVERED, OP_MOD, OP_DEL, OP_ADD,
-	  OP_DISABLE_DEL, OP_DEL_MISSING, NR_OPS };
+	  OP_DISABLE_DEL, OP_DEL_DISABLED, OP_DEL_MISSING, NR_OPS };
 
 static const char *const op_names[] = {
 	[OP_DISABLE_ARMED] = "disable_armed",
@@ -35,13 +37,18 @@ static const char *const op_names[] = {
 	[OP_DEL] = "del",
 	[OP_ADD] = "add",
 	[OP_DISABLE_DEL] = "disable_del",
+	[OP_DEL_DISABLED] = "del_disabled",
 	[OP_DEL_MISSING] = "del_enoent",
 };
 
-/* The epoll_ctl() calls each op makes, in order, and what they return */
+/*
+ * The epoll_ctl() calls each op makes, in order, and what they return;
+ * disabled: its items are disabled first, untimed
+ */
 static const struct {
 	int ctl[2];
 	int want;
+	bool disabled;
 } op_calls[NR_OPS] = {
 	[OP_DISABLE_ARMED] = { { EPOLL_CTL_DISABLE } },
 	[OP_DISABLE_DELIVERED] = { { EPOLL_CTL_DISABLE }, EBUSY },
@@ -49,12 +56,14 @@ static const struct {
 	[OP_DEL] = { { EPOLL_CTL_DEL } },
 	[OP_ADD] = { { EPOLL_CTL_ADD } },
 	[OP_DISABLE_DEL] = { { EPOLL_CTL_DISABLE, EPOLL_CTL_DEL } },
+	[OP_DEL_DISABLED] = { { EPOLL_CTL_DEL }, 0, true },
 	[OP_DEL_MISSING] = { { EPOLL_CTL_DEL }, ENOENT },
 };
 
 static bool op_uses_disable(enum op which)
 {
-	return op_calls[which].ctl[0] == EPOLL_CTL_DISABLE;
+	return op_calls[which].ctl[0] == EPOLL_CTL_DISABLE ||
+	       op_calls[which].disabled;
 }
 
 struct ops_set {
@@ -182,6 +191,16 @@ static void ops_rearm(struct ops_set *s, const int *b, int nb)
 					      s->fd[b[i]], b[i]), 0);
 }
 
+/* Untimed: disable the batch's armed items */
+static void ops_disable(struct ops_set *s, const int *b, int nb)
+{
+	int i;
+
+	for (i = 0; i < nb; i++)
+		expect_ctl(s, OP_DEL_DISABLED, ops_ctl(s->ep, EPOLL_CTL_DISABLE,
+						       s->fd[b[i]], b[i]), 0);
+}
+
 /* Untimed: make the batch's items ready and collect their events */
 static void ops_deliver(struct ops_set *s, const int *b, int nb)
 {
@@ -260,6 +279,10 @@ void run_ops(int size)
 		if (has_disable) {
 			v[OP_DISABLE_DEL][r] =
 				ops_time(&s, b, nb, OP_DISABLE_DEL);
+			ops_readd(&s, b, nb);
+			ops_disable(&s, b, nb);
+			v[OP_DEL_DISABLED][r] =
+				ops_time(&s, b, nb, OP_DEL_DISABLED);
 			ops_readd(&s, b, nb);
 		}
 	}

@@ -54,7 +54,7 @@ static void bench_sys_call(void)
 
 static void *quarantine_ring[QUARANTINE];
 static struct quarantine quarantine =
-	QUARANTINE_INIT(quarantine_ring, struct item, g);
+	QUARANTINE_INIT(quarantine_ring, struct bench_item, it.g);
 
 /* Back to malloc now, what the quarantine holds: no thread may look */
 void quarantine_empty(void)
@@ -65,7 +65,7 @@ void quarantine_empty(void)
 static void bench_release(struct item *it)
 {
 	pthread_mutex_destroy(&it->g.lock);
-	free(it);
+	free(item_block(it));
 }
 
 /* Was the deletion of an item decided at @t in the timed window? */
@@ -86,9 +86,9 @@ static void sample_add(struct samples *s, long long v)
 /* The item's memory may be reused now: count its wait if it was timed */
 static void bench_reclaimed(struct item *it)
 {
-	if (it->buf)
+	if (bench_of(it)->buf)
 		burst_state_free(it);
-	if (it->timed && !atomic_load(&B.drained)) {
+	if (bench_of(it)->timed && !atomic_load(&B.drained)) {
 		sample_add(&B.reclaim, now_ns() - it->decided);
 		atomic_fetch_sub(&B.pending, 1);
 	}
@@ -102,7 +102,7 @@ static void bench_free(struct item *it)
 {
 	bench_reclaimed(it);
 	it->g.tag = ITEM_POISON;
-	quarantine_put(&quarantine, it);
+	quarantine_put(&quarantine, item_block(it));
 }
 
 static void bench_close(struct item *it)
@@ -115,13 +115,23 @@ static void bench_close(struct item *it)
  * Remove an item from the set, if the protocol has one; @close_fds
  * unless they stay open a while
  */
+__thread bool time_dels;
+
 static void bench_del(struct item *it, bool close_fds)
 {
+	long long t0 = 0;
+
 	if (!P.protocol->no_set) {
 		sys_call();
+		if (time_dels)
+			t0 = now_ns();
 		if (epoll_ctl(P.epfd, EPOLL_CTL_DEL, it->c.fd[0], NULL))
 			error_at("EPOLL_CTL_DEL of fd %d: %s", it->c.fd[0],
 				 strerror(errno));
+		if (time_dels) {
+			B.del_ns += now_ns() - t0;
+			B.dels++;
+		}
 	}
 	atomic_fetch_add_explicit(&P.deletions, 1, memory_order_relaxed);
 	if (close_fds)
@@ -131,7 +141,7 @@ static void bench_del(struct item *it, bool close_fds)
 /* Still not freed once the canceller is gone: its age so far is its wait */
 static void bench_unfreed(struct item *it)
 {
-	if (it->timed)
+	if (bench_of(it)->timed)
 		sample_add(&B.reclaim, now_ns() - it->decided);
 }
 
@@ -147,18 +157,6 @@ static void bench_each_item(void (*fn)(void *arg, void *item), void *arg)
 
 	for (i = 0; i < P.n; i++)
 		fn(arg, B.slots[i].it);
-}
-
-static struct item *item_alloc(void)
-{
-	struct item *it;
-
-	if (P.protocol->alloc)
-		return P.protocol->alloc();
-	it = calloc(1, sizeof(*it));
-	if (it)
-		pthread_mutex_init(&it->g.lock, NULL);
-	return it;
 }
 
 /* Give back an item that did not make it into the set */
@@ -200,7 +198,7 @@ struct item *item_new(void)
 	}
 	it->g.tag = ITEM_LIVE;
 	it->c.events = EPOLLIN | EPOLLONESHOT;
-	err = p->add ? p->add(it) : item_add(it, (epoll_data_t){ .ptr = it });
+	err = p->add ? p->add(it) : item_add(it, item_data(it));
 	if (err) {
 		error_at("EPOLL_CTL_ADD: %s", strerror(err));
 		item_close(it);
@@ -219,7 +217,7 @@ static bool bench_handle(struct waiter *w, struct item *it,
 			 epoll_data_t data, bool may_be_gone)
 {
 	struct epoll_event ev = { .events = it->c.events, .data = data };
-	char own[256], *buf = it->buf ? it->buf : own;
+	char own[256], *buf = bench_of(it)->buf ? bench_of(it)->buf : own;
 	ssize_t n;
 
 	/* -M burst: into the item's own buffer, as a connection reads */
@@ -244,7 +242,7 @@ static bool bench_handle(struct waiter *w, struct item *it,
  */
 static bool bench_ready(struct waiter *w, struct item *it)
 {
-	char own[256], *buf = it->buf ? it->buf : own;
+	char own[256], *buf = bench_of(it)->buf ? bench_of(it)->buf : own;
 	ssize_t n, got = 0;
 
 	/* -M burst: into the item's own buffer, as bench_handle() does */
@@ -346,8 +344,8 @@ static void *canceller(void *arg)
 		sl->it = it;
 		pthread_mutex_unlock(&sl->lock);
 		old->decided = now_ns();
-		old->timed = in_window(old->decided);
-		if (old->timed) {
+		bench_of(old)->timed = in_window(old->decided);
+		if (bench_of(old)->timed) {
 			atomic_fetch_add(&B.pending, 1);
 			sample_pending();
 		}
@@ -363,17 +361,19 @@ static void *canceller(void *arg)
 
 void totals(struct totals *t)
 {
+	struct waiter *w;
 	int i;
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < P.nr_waiters; i++) {
-		t->events += atomic_load(&P.waiters[i].events);
-		t->late += atomic_load(&P.waiters[i].late);
-		t->stale += atomic_load(&P.waiters[i].stale);
-		t->owner_deletes += atomic_load(&P.waiters[i].owner_deletes);
-		t->kicks += atomic_load(&P.waiters[i].kicks);
-		t->waiter_sys += atomic_load(&P.waiters[i].sys);
-		t->empty += atomic_load(&P.waiters[i].empty);
+		w = waiter_at(i);
+		t->events += atomic_load(&w->events);
+		t->late += atomic_load(&w->late);
+		t->stale += atomic_load(&w->stale);
+		t->owner_deletes += atomic_load(&w->owner_deletes);
+		t->kicks += atomic_load(&w->kicks);
+		t->waiter_sys += atomic_load(&w->sys);
+		t->empty += atomic_load(&w->empty);
 	}
 	t->deletions = atomic_load(&P.deletions);
 	t->sys = t->waiter_sys + atomic_load(&P.canceller_sys);
@@ -400,7 +400,7 @@ static void cpu_use(struct cpu_use *u, pthread_t wthread, pthread_t cthread)
 
 	u->waiters = 0;
 	for (i = 0; i < P.nr_waiters; i++)
-		u->waiters += thread_cpu(P.waiters[i].thread);
+		u->waiters += thread_cpu(waiter_at(i)->thread);
 	u->writer = thread_cpu(wthread);
 	u->canceller = thread_cpu(cthread);
 }
@@ -437,10 +437,9 @@ static int proto_setup(void)
 	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.quitfd, &ev))
 		return -1;
 	B.slots = calloc(P.n, sizeof(*B.slots));
-	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * sizeof(*P.waiters));
-	if (!B.slots || !P.waiters)
+	P.item_off = offsetof(struct bench_item, it);
+	if (!B.slots || waiters_alloc())
 		return -1;
-	memset(P.waiters, 0, P.nr_waiters * sizeof(*P.waiters));
 	if (P.protocol->setup && P.protocol->setup())
 		return -1;
 	for (i = 0; i < P.n; i++) {
@@ -558,8 +557,8 @@ static void run_proto(const struct protocol *protocol, int waiters, int n,
 		return;
 	}
 	for (i = 0; i < waiters; i++)
-		if (pthread_create(&P.waiters[i].thread, NULL, proto_waiter,
-				   &P.waiters[i])) {
+		if (pthread_create(&waiter_at(i)->thread, NULL, proto_waiter,
+				   waiter_at(i))) {
 			fail("pthread_create of reader %d", i);
 			exit(1);
 		}
@@ -586,7 +585,7 @@ static void run_proto(const struct protocol *protocol, int waiters, int n,
 	if (eventfd_write(P.quitfd, 1))
 		error_at("write of quitfd: %s", strerror(errno));
 	for (i = 0; i < waiters; i++)
-		pthread_join(P.waiters[i].thread, NULL);
+		pthread_join(waiter_at(i)->thread, NULL);
 
 	secs = (ns1 - ns0) / 1e9;
 	/* late touches over the whole run, with the wind-down */

@@ -17,8 +17,9 @@
  * item is deleted safely while waiters may hold its event is the protocol:
  * protocols.h lists them and each proto_<name>.c is one, its comment
  * saying what it does: disable (EPOLL_CTL_DISABLE), global (one mutex),
- * deferred (QSBR), genslot (type-stable slots with a generation), uring
- * (no epoll: io_uring) and naive (unsafe).  bench_proto.c drives them.
+ * deferred (QSBR), slots (generation-checked slots, epoll_data a slot's
+ * index and generation), uring (no epoll: io_uring) and naive (unsafe).
+ * bench_proto.c drives them.
  *
  * A waiter blocked in epoll_wait() cannot be taken for quiescent: the
  * wait may already have taken the event of an item that is deleted
@@ -32,9 +33,9 @@
  * how long each item deleted in the timed window waited between the
  * canceller's decision to delete it and its free (p50, p99, max) and how
  * many items were deleted but not yet freed (mean over the window, peak).
- * For genslot "freed" is the slot back on the free list, ready for the
- * next item: its memory is never given back, which "-M proto" shows as
- * bytes_per_item, every slot of the slab counted, free ones too.
+ * For slots "freed" is the state's free at the generation's move; its
+ * slot is ready for the next item at once, and a chunk of slots left
+ * empty goes back to malloc after a grace period.
  * For uring the wait is the message's trip, the waiter's cancel and its
  * reaping of the poll's end.
  * After the window no item is deleted any more, and the run goes on until
@@ -51,11 +52,8 @@
  * Freed items are poisoned and kept in a quarantine for a while before
  * they really go back to malloc, so that a waiter that touches an item
  * after it was freed (a use-after-free in a real program) is counted as a
- * late touch instead of crashing. Genslot frees no memory: its late touch
- * is a waiter about to read and re-arm a slot that holds no item, or one
- * added after the waiter's epoll_wait() returned (a check of the bench's
- * own, blind to the generation, so that a genslot that skipped or misused
- * it would be caught). Only naive may have late touches: if a safe
+ * late touch instead of crashing; slots' chunks, given back, are
+ * poisoned and kept too. Only naive may have late touches: if a safe
  * protocol has any, the run fails (exit 1). The timings are reported,
  * never judged.
  *
@@ -164,7 +162,8 @@ static void usage(const char *prog)
 		"      default 1000,100000)\n"
 		"  -i  ops per op and set size (default %ld)\n"
 		"  -b  ops per timed batch (default %d)\n"
-		"  -p  %sor all (default all)\n"
+		"  -p  %sall (default),\n"
+		"      or safe: all but the unsafe control\n"
 		"  -t  reader threads (default 1,2,4,16,64,128; burst: 4)\n"
 		"  -s  seconds per run (default %g)\n"
 		"  -r  runs of each configuration (default %d)\n"
@@ -225,9 +224,11 @@ static int protocol_list(const char *s, const struct protocol **v,
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "all")) {
+		/* every protocol; or every safe one (not naive) */
+		if (!strcmp(tok, "all") || !strcmp(tok, "safe")) {
 			for (i = 0; i < nr_protocols && n < MAX_LIST; i++)
-				v[n++] = protocols[i];
+				if (tok[0] == 'a' || !protocols[i]->unsafe)
+					v[n++] = protocols[i];
 			continue;
 		}
 		if (n == MAX_LIST)

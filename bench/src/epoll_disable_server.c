@@ -18,9 +18,10 @@
  * so -I clients of the server's own connect and say nothing, for the idle
  * closes). How the canceller closes an item that a waiter may have just
  * been handed is the protocol (-p): one of the protocols the bench
- * runs, proto_<name>.c, whose items a connection can be (not genslot's
- * slab, nor global's lock of the whole set; server_conn.c is their
- * driver, so a new one runs here too):
+ * runs, proto_<name>.c, but global, whose lock of the whole set is what
+ * keeps the canceller away, where the server's idle scan takes the
+ * connection's (server_conn.c is their driver, so a new one runs here
+ * too):
  *
  *   disable   the protocol's steps: under the item's lock, stop it and
  *             ask EPOLL_CTL_DISABLE: 0, nobody holds its event, so
@@ -421,8 +422,8 @@ int main(int argc, char **argv)
 	if (setup())
 		return 1;
 	for (i = 0; i < opt.waiters; i++)
-		if (pthread_create(&P.waiters[i].thread, NULL, worker,
-				   &P.waiters[i])) {
+		if (pthread_create(&waiter_at(i)->thread, NULL, worker,
+				   waiter_at(i))) {
 			out("# pthread_create: %s", strerror(errno));
 			return 1;
 		}

@@ -25,6 +25,29 @@ struct item_deferred {
 	struct item_deferred *next;
 };
 
+/* The bench's: the item and the waiter as this protocol runs them */
+struct deferred_it {
+	struct item it;
+	atomic_bool dead;	/* deleted */
+	struct qsbr_node retired;	/* on the retire list */
+};
+
+struct deferred_waiter {
+	struct waiter w;
+	atomic_ulong qs;	/* QSBR's counter */
+	long long kicked;	/* the canceller's: when it last did */
+};
+
+static struct deferred_it *deferred_of(struct item *it)
+{
+	return container_of(it, struct deferred_it, it);
+}
+
+static struct deferred_waiter *dwaiter_of(struct waiter *w)
+{
+	return container_of(w, struct deferred_waiter, w);
+}
+
 /* The retire list is the canceller's, or the main thread's once it is gone */
 static struct qsbr qsbr;
 static long retired, peak_retired;
@@ -34,7 +57,7 @@ static unsigned long retirements;
 static int deferred_setup(void)
 {
 	memset(&qsbr, 0, sizeof(qsbr));
-	qsbr_init(&qsbr, &P.waiters[0].qs, sizeof(P.waiters[0]),
+	qsbr_init(&qsbr, &dwaiter_of(waiter_at(0))->qs, P.waiter_stride,
 		  P.nr_waiters);
 	retired = peak_retired = 0;
 	backlog_sum = 0;
@@ -50,7 +73,7 @@ static int deferred_setup(void)
  */
 static void deferred_quiescent(struct waiter *w)
 {
-	qsbr_quiescent(&qsbr, &w->qs);
+	qsbr_quiescent(&qsbr, &dwaiter_of(w)->qs);
 }
 
 /*
@@ -71,7 +94,7 @@ static void deferred_event(struct waiter *w, epoll_data_t data)
 
 	if (it->g.tag != ITEM_LIVE)
 		count(&w->late);
-	else if (atomic_load(&it->dead))
+	else if (atomic_load(&deferred_of(it)->dead))
 		count(&w->stale);	/* deleted, not yet freed: drop it */
 	else if (!item_handle(w, it, data, true))
 		deferred_owner_delete(it);
@@ -79,7 +102,7 @@ static void deferred_event(struct waiter *w, epoll_data_t data)
 
 static void deferred_free(struct qsbr_node *n)
 {
-	struct item *it = qsbr_entry(n, struct item, retired);
+	struct item *it = &qsbr_entry(n, struct deferred_it, retired)->it;
 
 	retired--;
 	item_close(it);
@@ -101,16 +124,16 @@ static void deferred_kick(void)
 {
 	struct qsbr_node *oldest = qsbr.head;
 	long long now = now_ns();
-	struct waiter *w;
+	struct deferred_waiter *w;
 	int i;
 
 	if (!oldest || P.timeout != NO_TIMEOUT)
 		return;
 	for (i = 0; i < P.nr_waiters; i++) {
-		w = &P.waiters[i];
+		w = dwaiter_of(waiter_at(i));
 		if (atomic_load(&w->qs) < oldest->epoch &&
 		    now - w->kicked >= KICK_EVERY_US * 1000LL) {
-			kick(w);
+			kick(&w->w);
 			w->kicked = now;
 		}
 	}
@@ -118,7 +141,7 @@ static void deferred_kick(void)
 
 static void deferred_retire(struct item *it)
 {
-	qsbr_retire(&qsbr, &it->retired);
+	qsbr_retire(&qsbr, &deferred_of(it)->retired);
 	if (++retired > peak_retired)
 		peak_retired = retired;
 	backlog_sum += retired;
@@ -135,7 +158,7 @@ static void deferred_tick(void)
 static void deferred_cancel(struct item *it)
 {
 	it->g.stop = true;
-	atomic_store(&it->dead, true);
+	atomic_store(&deferred_of(it)->dead, true);
 	pthread_mutex_unlock(&it->g.lock);
 	item_del(it, false);
 	deferred_retire(it);
@@ -147,7 +170,7 @@ static void deferred_unfreed(void)
 	struct qsbr_node *n;
 
 	for (n = qsbr.head; n; n = n->next)
-		item_unfreed(qsbr_entry(n, struct item, retired));
+		item_unfreed(&qsbr_entry(n, struct deferred_it, retired)->it);
 }
 
 static double mean_backlog(void)
@@ -178,6 +201,8 @@ static void deferred_teardown(void)
 
 const struct protocol proto_deferred = {
 	.name = "deferred",
+	.item_size = sizeof(struct deferred_it),
+	.waiter_size = sizeof(struct deferred_waiter),
 	.setup = deferred_setup,
 	.out_of_fds = deferred_reclaim,
 	.wait_begin = deferred_quiescent,

@@ -45,7 +45,7 @@ static void global_lock_waiter(struct waiter *w)
 		pthread_mutex_unlock(&gate);
 	}
 	pthread_mutex_lock(&global);
-	atomic_store(&holder, w - P.waiters);
+	atomic_store(&holder, waiter_index(w));
 }
 
 static void global_unlock_waiter(struct waiter *w)
@@ -81,7 +81,7 @@ static void global_lock_canceller(void)
 				break;
 			h = atomic_load(&holder);
 			if (h >= 0)
-				kick(&P.waiters[h]);
+				kick(waiter_at(h));
 		}
 	}
 	atomic_store(&canceller_waits, false);

@@ -34,6 +34,28 @@ struct item_uring {
 	bool cancelling;
 };
 
+/* The bench's: the item and the waiter as this protocol runs them */
+struct uring_it {
+	struct item it;
+	int home;		/* the waiter whose ring polls it */
+	bool cancelling;	/* its waiter has cancelled its poll */
+};
+
+struct uring_waiter {
+	struct waiter w;
+	struct ring_home home;	/* its ring, the canceller's messages */
+};
+
+static struct uring_it *uring_of(struct item *it)
+{
+	return container_of(it, struct uring_it, it);
+}
+
+static struct ring_home *home_of(struct waiter *w)
+{
+	return &container_of(w, struct uring_waiter, w)->home;
+}
+
 static atomic_int ready;	/* waiters with their ring set up */
 static int next_home;		/* the ring the next item goes to */
 static atomic_long ring_bytes_total;	/* mapped by every ring */
@@ -56,7 +78,7 @@ static int uring_setup(void)
  */
 static void uring_send(struct item *it, enum ring_tag tag)
 {
-	if (!home_send(msg_ring, &P.waiters[it->home].home,
+	if (!home_send(msg_ring, home_of(waiter_at(uring_of(it)->home)),
 		       ring_data(it, tag)))
 		error_at("no SQE for a message");
 }
@@ -76,7 +98,7 @@ static void uring_flush(void)
 /* Before the waiters run, each arms its own at its start */
 static int uring_add(struct item *it)
 {
-	it->home = next_home++ % P.nr_waiters;
+	uring_of(it)->home = next_home++ % P.nr_waiters;
 	if (msg_ring)
 		uring_send(it, TAG_ARM);
 	return 0;
@@ -103,7 +125,7 @@ static void uring_arm(void *arg, void *item)
 	struct waiter *w = arg;
 	struct item *it = item;
 
-	if (!ring_poll(&w->home.ring, it->c.fd[0], it))
+	if (!ring_poll(&home_of(w)->ring, it->c.fd[0], it))
 		error_at("no SQE for the poll of fd %d", it->c.fd[0]);
 }
 
@@ -113,7 +135,7 @@ static void uring_arm_own(void *arg, void *item)
 	struct waiter *w = arg;
 	struct item *it = item;
 
-	if (it->home == w - P.waiters)
+	if (uring_of(it)->home == waiter_index(w))
 		uring_arm(w, it);
 }
 
@@ -126,7 +148,7 @@ static void uring_free(struct waiter *w, struct item *it)
 {
 	bool decided = it->decided;
 
-	w->home.ending--;
+	home_of(w)->ending--;
 	item_close(it);
 	item_free(it);
 	if (decided)
@@ -141,13 +163,13 @@ static void uring_free(struct waiter *w, struct item *it)
  */
 static void uring_close(struct waiter *w, struct item *it)
 {
-	if (it->cancelling) {
+	if (uring_of(it)->cancelling) {
 		error_at("fd %d: cancelled twice", it->c.fd[0]);
 		return;
 	}
-	it->cancelling = true;
-	w->home.ending++;
-	if (!ring_cancel(&w->home.ring, it))
+	uring_of(it)->cancelling = true;
+	home_of(w)->ending++;
+	if (!ring_cancel(&home_of(w)->ring, it))
 		error_at("no SQE for the cancel of fd %d", it->c.fd[0]);
 }
 
@@ -185,7 +207,7 @@ static void uring_event(void *arg, void *item,
 		count(&w->late);
 		return;
 	}
-	if (it->cancelling) {
+	if (uring_of(it)->cancelling) {
 		if (!more)
 			uring_free(w, it);
 		else
@@ -231,13 +253,13 @@ static void *uring_waiter(struct waiter *w)
 	     URING_CQ_MAX : cq;
 	if (P.ring_cq)
 		cq = P.ring_cq;
-	err = home_open(&w->home, URING_SQ, cq, &w->sys, P.quitfd);
+	err = home_open(home_of(w), URING_SQ, cq, &w->sys, P.quitfd);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
 		atomic_fetch_add(&ready, 1);
 		return NULL;
 	}
-	atomic_fetch_add(&ring_bytes_total, ring_bytes(&w->home.ring));
+	atomic_fetch_add(&ring_bytes_total, ring_bytes(&home_of(w)->ring));
 	/*
 	 * The items dealt to this waiter, before the canceller starts: it
 	 * waits for every waiter to be ready, and from then on it replaces
@@ -247,13 +269,13 @@ static void *uring_waiter(struct waiter *w)
 	 */
 	each_item(uring_arm_own, w);
 	atomic_fetch_add(&ready, 1);
-	err = home_run(&w->home, P.timeout, &uring_ops, w);
+	err = home_run(home_of(w), P.timeout, &uring_ops, w);
 	if (err)
 		error_at("io_uring_enter: %s", strerror(-err));
-	if (w->home.cancel_err)
+	if (home_of(w)->cancel_err)
 		error_at("cancel of a poll: %s",
-			 strerror(-w->home.cancel_err));
-	ring_close(&w->home.ring);
+			 strerror(-home_of(w)->cancel_err));
+	ring_close(&home_of(w)->ring);
 	return NULL;
 }
 
@@ -322,6 +344,8 @@ static void uring_teardown_item(struct item *it)
 
 const struct protocol proto_uring = {
 	.name = "uring",
+	.item_size = sizeof(struct uring_it),
+	.waiter_size = sizeof(struct uring_waiter),
 	.no_set = true,
 	.setup = uring_setup,
 	.add = uring_add,

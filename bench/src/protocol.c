@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "protocol.h"
@@ -120,6 +121,38 @@ void item_adopt(struct item *it)
 void each_item(void (*fn)(void *arg, void *item), void *arg)
 {
 	driver->each_item(fn, arg);
+}
+
+size_t item_block_size(void)
+{
+	const struct protocol *p = P.protocol;
+
+	return P.item_off + (p->item_size ? p->item_size : sizeof(struct item));
+}
+
+struct item *item_alloc(void)
+{
+	char *block = calloc(1, item_block_size());
+	struct item *it;
+
+	if (!block)
+		return NULL;
+	it = (struct item *)(block + P.item_off);
+	pthread_mutex_init(&it->g.lock, NULL);
+	return it;
+}
+
+int waiters_alloc(void)
+{
+	const struct protocol *p = P.protocol;
+	size_t size = p->waiter_size ? p->waiter_size : sizeof(struct waiter);
+
+	P.waiter_stride = (size + CACHELINE - 1) / CACHELINE * CACHELINE;
+	P.waiters = aligned_alloc(CACHELINE, P.nr_waiters * P.waiter_stride);
+	if (!P.waiters)
+		return -1;
+	memset(P.waiters, 0, P.nr_waiters * P.waiter_stride);
+	return 0;
 }
 
 /*

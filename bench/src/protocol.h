@@ -14,8 +14,12 @@
  * item, struct waiter and the run's state P, whose fields every driver
  * fills in the same way, and the functions below the struct protocol,
  * which reach the driver through its struct driver (set before a run).
- * A driver's own state lives in its own structs (the server's struct
- * conn embeds a struct item).
+ * Neither struct names a protocol or a driver: a protocol's own state per
+ * item or per waiter is its struct, which embeds struct item (struct
+ * waiter) first, its size in item_size (waiter_size), and container_of()
+ * leads back to it; a driver's own state per item is its struct, which
+ * embeds struct item last (the bench's struct bench_item, the server's
+ * struct conn), so that the protocol's struct follows in one block.
  *
  * Locking: the driver calls ->cancel() with the item's lock (it->g.lock)
  * held, having chosen the item under it, and ->cancel() drops it.  A
@@ -28,6 +32,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 
@@ -51,43 +56,41 @@ struct item_core {
 };
 
 /*
- * An item: the core, the fields the protocols need of it (a protocol's
- * own struct, for bytes_per_item, is in its file), and the bench's
- * bookkeeping.  The server's connection embeds one.
+ * An item as every protocol and driver sees it: the core, the driver's
+ * guard (its tag and lock), and when a canceller chose to delete it.  A
+ * protocol with state of its own per item puts it in its struct that
+ * embeds this one first (item_size; container_of() back), and a driver
+ * with state of its own (the bench's, the server's connection) puts it
+ * in its struct that embeds this one last: a driver's block is its own
+ * fields, P.item_off bytes, then the protocol's struct (item_alloc()).
  */
 struct item {
 	struct item_core c;
 	/* the tag: ITEM_POISON once freed; the lock: see the top */
 	struct item_guard g;
-	atomic_bool dead;	/* deferred: deleted */
-	union {
-		struct qsbr_node retired;	/* deferred: the retire list */
-		struct item *next;	/* genslot: the free list */
-	};
-	long long decided;	/* when the canceller chose to delete it */
-	bool timed;		/* the bench's: in the timed window */
-	uint32_t gen, idx;	/* genslot: the slot's generation and index */
-	unsigned long born;	/* genslot, the bench's: births at ADD */
-	int home;		/* uring: the waiter whose ring polls it */
-	bool cancelling;	/* uring: its waiter has cancelled its poll */
-	char *buf;		/* the bench's -M burst: a connection's buffer */
-	size_t buf_len;
+	long long decided;	/* when a canceller chose to delete it */
 };
 
+/*
+ * A waiter as every protocol and driver sees it; a protocol with state of
+ * its own per waiter puts it in its struct that embeds this one first
+ * (waiter_size), and reaches the others with waiter_at()
+ */
 struct waiter {
 	pthread_t thread;
-	atomic_ulong qs;	/* deferred: QSBR's counter */
 	atomic_ulong events;	/* handled: read and re-armed */
 	atomic_ulong late;	/* touched an item after it was freed */
 	atomic_ulong stale;	/* an event of an item already deleted */
 	atomic_ulong owner_deletes;	/* deleted by the event's holder */
 	atomic_ulong kicks;	/* -T -1: woken by a signal */
 	atomic_ulong sys;	/* io_uring_enter() and epoll_*() calls */
-	atomic_ulong empty;	/* uring: an event whose read found nothing */
-	unsigned long seen;	/* genslot: births when its wait returned */
-	long long kicked;	/* the canceller's: when it last did */
-	struct ring_home home;	/* uring: its ring, the canceller's messages */
+	atomic_ulong empty;	/* no set: a ready item whose read found nothing */
 } __attribute__((aligned(CACHELINE)));
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 /* Counts over every waiter, read at the window's ends */
 struct totals {
@@ -102,7 +105,11 @@ struct run {
 	int nr_waiters;
 	int timeout;		/* waiters' epoll_wait() timeout, ms */
 	int epfd, quitfd;	/* quitfd: in the set, with data 0 */
+	/* nr_waiters of the protocol's waiter struct: waiter_at() */
 	struct waiter *waiters;
+	size_t waiter_stride;
+	/* the driver's fields before an item in its block: item_alloc() */
+	size_t item_off;
 	int delay_us;		/* the waiters' sleep before an event */
 	unsigned int ring_cq;	/* uring: each ring's CQEs; 0: from n */
 	/*
@@ -121,7 +128,7 @@ extern struct run P;
 /*
  * A deletion protocol: what the driver asks of it.  Every operation but
  * name, event and cancel may be NULL, which means "nothing to do" (for
- * alloc, unalloc, add and teardown_item: the plain way, the driver's).
+ * unalloc, add and teardown_item: the plain way, the driver's).
  */
 struct protocol {
 	const char *name;
@@ -142,13 +149,24 @@ struct protocol {
 	 */
 	bool no_set;
 
+	/*
+	 * Its struct per item and per waiter, which embeds struct item or
+	 * struct waiter first; 0: the plain one
+	 */
+	size_t item_size, waiter_size;
+
 	/* Before the items are made (state of its own, zeroed per run) */
 	int (*setup)(void);
-	/* An item's memory, and giving it back unused */
-	struct item *(*alloc)(void);
+	/* Giving back an item that never made it into the set */
 	void (*unalloc)(struct item *it);
 	/* Put a new item in the set: 0, or an errno */
 	int (*add)(struct item *it);
+	/*
+	 * Or let the driver put it in, with this epoll_data (NULL: the
+	 * item's pointer); the protocol's own memory, if it fails, goes
+	 * at unalloc
+	 */
+	epoll_data_t (*data)(struct item *it);
 	/* A socketpair() failed with EMFILE or ENFILE: free what it may */
 	bool (*out_of_fds)(void);
 
@@ -277,8 +295,38 @@ bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
 bool item_ready(struct waiter *w, struct item *it);
 /* A waiter's ring took a new item sent to it */
 void item_adopt(struct item *it);
+/* The drivers': the epoll_data a new item is added with */
+static inline epoll_data_t item_data(struct item *it)
+{
+	const struct protocol *p = P.protocol;
+
+	return p->data ? p->data(it) : (epoll_data_t){ .ptr = it };
+}
+
 /* Each item in the set before the waiters started */
 void each_item(void (*fn)(void *arg, void *item), void *arg);
+
+/*
+ * The drivers': a zeroed block for an item of the protocol's (P.item_off
+ * bytes of the driver's, then item_size), its lock initialised; the item
+ * in it, and the block of an item
+ */
+struct item *item_alloc(void);
+size_t item_block_size(void);
+static inline void *item_block(struct item *it)
+{
+	return (char *)it - P.item_off;
+}
+/* P.nr_waiters zeroed waiters of the protocol's size in P.waiters */
+int waiters_alloc(void);
+static inline struct waiter *waiter_at(int i)
+{
+	return (struct waiter *)((char *)P.waiters + i * P.waiter_stride);
+}
+static inline int waiter_index(const struct waiter *w)
+{
+	return ((const char *)w - (const char *)P.waiters) / P.waiter_stride;
+}
 
 static inline void count(atomic_ulong *c)
 {

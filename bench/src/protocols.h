@@ -7,6 +7,6 @@
 PROTOCOL(disable)
 PROTOCOL(global)
 PROTOCOL(deferred)
-PROTOCOL(genslot)
+PROTOCOL(slots)
 PROTOCOL(uring)
 PROTOCOL(naive)

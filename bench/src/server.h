@@ -48,12 +48,11 @@ struct server_opt {
 extern struct server_opt opt;
 
 /*
- * A connection: the protocols' item (its c.fd[0] is the socket, decided
- * the canceller's decision, cancelling uring's "its poll is cancelled"),
- * then the server's own
+ * A connection: the server's own, then the protocols' item (its c.fd[0]
+ * is the socket, decided the reaper's decision), last, where the
+ * protocol's struct that embeds it begins (P.item_off)
  */
 struct conn {
-	struct item it;
 	unsigned int gen;	/* the fd number's generation at accept */
 	unsigned long id;
 	bool cancelled;		/* closing by a canceller's decision */
@@ -61,6 +60,7 @@ struct conn {
 	long long seen_ns;	/* last request, for the idle canceller */
 	size_t len;
 	char buf[REQ_MAX];
+	struct item it;
 };
 
 static inline struct conn *conn_of(struct item *it)

@@ -363,7 +363,7 @@ static void conn_each_item(void (*fn)(void *arg, void *item), void *arg)
 	(void)arg;
 }
 
-/* Put in the set: genslot's way, which the server does not run */
+/* Put in the set, with the epoll_data the protocol chose */
 static int conn_add(struct item *it, epoll_data_t data)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
@@ -412,11 +412,12 @@ const struct driver conn_driver = {
 
 /*
  * The protocols the server runs: those whose items a connection can be
- * (not genslot's slab), and that leave the item's lock to the server
+ * (all: the driver allocates them), and that leave the item's lock to
+ * the server
  */
 static bool conn_fits(const struct protocol *p)
 {
-	return !p->alloc && !p->set_lock;
+	return !p->set_lock;
 }
 
 const struct protocol *conn_protocol(const char *name)
@@ -445,14 +446,17 @@ void *worker(void *arg)
 
 static struct conn *conn_new(int fd)
 {
-	struct conn *c = calloc(1, sizeof(*c));
 	unsigned long id = atomic_fetch_add(&S.next_id, 1);
+	struct item *it = id < MAX_IDS ? item_alloc() : NULL;
+	struct conn *c;
 
-	if (!c || id >= MAX_IDS) {
+	if (!it) {
 		error_at("no room for connection %lu", id);
-		free(c);
+		if (it)
+			free(item_block(it));
 		return NULL;
 	}
+	c = conn_of(it);
 	item_guard_init(&c->it.g);
 	c->it.c.fd[0] = fd;
 	c->it.c.fd[1] = -1;
@@ -483,7 +487,7 @@ static void conn_enter(struct item *it)
 {
 	pthread_mutex_lock(&S.table_lock);
 	table_add_locked(it);
-	if (item_add(it, (epoll_data_t){ .ptr = it }))
+	if (item_add(it, item_data(it)))
 		error_at("EPOLL_CTL_ADD: %s", strerror(errno));
 	pthread_mutex_unlock(&S.table_lock);
 }
@@ -750,17 +754,16 @@ int setup(void)
 	S.table = calloc(S.table_size, sizeof(*S.table));
 	S.fd_gen = calloc(S.table_size, sizeof(*S.fd_gen));
 	S.fd_open = calloc(S.table_size, 1);
-	P.waiters = aligned_alloc(CACHELINE, opt.waiters * sizeof(*P.waiters));
 	S.samples = calloc(MAX_SAMPLES, sizeof(*S.samples));
 	freed = calloc(MAX_IDS, 1);
-	if (!S.table || !S.fd_gen || !S.fd_open || !P.waiters || !S.samples ||
-	    !freed) {
+	P.protocol = p;
+	P.nr_waiters = opt.waiters;
+	P.item_off = offsetof(struct conn, it);
+	if (!S.table || !S.fd_gen || !S.fd_open || waiters_alloc() ||
+	    !S.samples || !freed) {
 		out("# out of memory");
 		return -1;
 	}
-	memset(P.waiters, 0, opt.waiters * sizeof(*P.waiters));
-	P.protocol = p;
-	P.nr_waiters = opt.waiters;
 	P.timeout = WAIT_MS;
 	P.delay_us = opt.delay_us;
 	P.ring_cq = URING_CQ;
@@ -786,7 +789,7 @@ static void count_waiters(void)
 	int i;
 
 	for (i = 0; i < opt.waiters; i++) {
-		w = &P.waiters[i];
+		w = waiter_at(i);
 		atomic_fetch_add(&S.late, atomic_load(&w->late));
 		atomic_fetch_add(&S.stale, atomic_load(&w->stale));
 		atomic_fetch_add(&S.owner_closes,
@@ -811,7 +814,7 @@ void stop(pthread_t acc, pthread_t can, pthread_t idl)
 	if (write(P.quitfd, &one, sizeof(one)) != sizeof(one))
 		error_at("quitfd: %s", strerror(errno));
 	for (i = 0; i < opt.waiters; i++)
-		pthread_join(P.waiters[i].thread, NULL);
+		pthread_join(waiter_at(i)->thread, NULL);
 	count_waiters();
 	if (p->teardown)
 		p->teardown();

@@ -171,14 +171,14 @@ burst_checks() {
 	local row
 	awk -f "$1" -v out="$out" "$DATA/bench/v7.3-burst.csv" || return 1
 	for row in '| 4 readers | disable | global | deferred | genslot | uring |' \
-		'| buffers at the peak | 1324 MiB | 1324 MiB | 1324 MiB | 1324 MiB | 1324 MiB |' \
-		'| RSS after | 1347 MiB | 1347 MiB | 1347 MiB | 1345 MiB | 1347 MiB |' \
-		'| in use after | 19 MiB | 19 MiB | 19 MiB | 32 MiB | 19 MiB |' \
-		'| held after | 1346 MiB | 1346 MiB | 1346 MiB | 1344 MiB | 1346 MiB |' \
-		'| to free(), p50 | 37 us | 41 us | 23.8 ms | 42 us | 15.21 s |' \
-		'| to free(), p99 | 4.2 ms | 16.1 ms | 104.9 ms | 2.9 ms | 19.46 s |' \
-		'| to free(), max | 3.60 s | 131.9 ms | 189.7 ms | 381.7 ms | 20.19 s |' \
-		'| to the last free() | 28.22 s | 61.21 s | 10.17 s | 14.21 s | 24.88 s |' \
+		'| buffers at the peak | 1324 MiB (1324-1324) | 1324 MiB (1324-1324) | 1324 MiB (1324-1324) | 1324 MiB (1324-1324) | 1324 MiB (1324-1324) |' \
+		'| RSS after | 1347 MiB (1347-1347) | 1347 MiB (1347-1347) | 1347 MiB (1347-1347) | 1345 MiB (1345-1345) | 1347 MiB (1347-1347) |' \
+		'| in use after | 19 MiB (19-19) | 19 MiB (19-19) | 19 MiB (19-19) | 32 MiB (32-32) | 19 MiB (19-19) |' \
+		'| held after | 1346 MiB (1346-1346) | 1346 MiB (1346-1346) | 1346 MiB (1346-1346) | 1344 MiB (1344-1344) | 1346 MiB (1346-1346) |' \
+		'| to free(), p50 | 37 us (37-37) | 41 us (41-41) | 23.8 ms (23.8-23.8) | 42 us (42-42) | 15.21 s (15.21-15.21) |' \
+		'| to free(), p99 | 4.2 ms (4.2-4.2) | 16.1 ms (16.1-16.1) | 104.9 ms (104.9-104.9) | 2.9 ms (2.9-2.9) | 19.46 s (19.46-19.46) |' \
+		'| to free(), max | 3.60 s (3.60-3.60) | 131.9 ms (131.9-131.9) | 189.7 ms (189.7-189.7) | 381.7 ms (381.7-381.7) | 20.19 s (20.19-20.19) |' \
+		'| to the last free() | 28.22 s (28.22-28.22) | 61.21 s (61.21-61.21) | 10.17 s (10.17-10.17) | 14.21 s (14.21-14.21) | 24.88 s (24.88-24.88) |' \
 		'| readers | global/disable | deferred/disable | genslot/disable | uring/disable |' \
 		'| 4 | 1.00 (1.00-1.00) / 3.82 (3.82-3.82) / 2.17 (2.17-2.17) | 1.00 (1.00-1.00) / 24.92 (24.92-24.92) / 0.36 (0.36-0.36) | 1.72 (1.72-1.72) / 0.68 (0.68-0.68) / 0.50 (0.50-0.50) | 1.00 (1.00-1.00) / 4624 (4624-4624) / 0.88 (0.88-0.88) |'; do
 		grep -qxF "$row" "$out/RESULTS.md" || {
@@ -187,7 +187,42 @@ burst_checks() {
 		}
 	done
 	grep -q '^## After a burst (-M burst, 1000 to 100000 items, buffers 512 B to 64 KiB, writes 2000/s)$' "$out/RESULTS.md" &&
-		grep -q 'not freed by the end of a run: disable 0 in 1 run(s),' "$out/RESULTS.md"
+		grep -q 'not freed by the end of a run: disable 0 in 1 run(s),' "$out/RESULTS.md" &&
+		# a CSV from before the deleter's DELs were timed has no rows of them
+		! grep -q 'EPOLL_CTL_DELs by the deleter' "$out/RESULTS.md" &&
+		burst_span_checks "$1"
+}
+
+# Three runs of two protocols in one boot, made up, with the deleter's
+# DELs: each cell's median and its min-max, which differ in every cell
+# checked (the min, the median and the max in different runs), the DELs'
+# time net of the clock reads, and their share of each run's time to the
+# last free()
+burst_span_checks() {
+	local row
+	printf '%s\n' '# smp 2' \
+		burst,disable,4,10,100,90,10,100,1000,50,0,1000,2000,2000,2000,1024,2000,1000,90,6,1 \
+		burst,slots,4,10,100,90,10,400,1000,100,0,1000,2000,2000,2000,4096,2000,1000,90,11,1 \
+		burst,disable,4,10,100,90,10,300,1000,100,0,1000,2000,2000,2000,2048,2000,1000,80,21,1 \
+		burst,slots,4,10,100,90,10,500,1000,200,0,1000,2000,2000,2000,1024,2000,1000,90,41,1 \
+		burst,disable,4,10,100,90,10,200,1000,40,0,1000,2000,2000,2000,3072,2000,1000,70,13,1 \
+		burst,slots,4,10,100,90,10,600,1000,50,0,1000,2000,2000,2000,2048,2000,1000,90,1,0.5 \
+		>"$out/spans.csv"
+	mkdir -p "$out/spans"
+	awk -f "$1" -v out="$out/spans" "$out/spans.csv" || return 1
+	for row in '| 4 readers | disable | slots |' \
+		'| in use after | 2.0 MiB (1.0-3.0) | 2.0 MiB (1.0-4.0) |' \
+		'| to free(), p99 | 200 us (100-300) | 500 us (400-600) |' \
+		'| to the last free() | 50.0 ms (40.0-100.0) | 100.0 ms (50.0-200.0) |' \
+		'| EPOLL_CTL_DELs by the deleter | 80 (70-90) | 90 (90-90) |' \
+		'| their time | 12.0 ms (5.0-20.0) | 10.0 ms (0.5-40.0) |' \
+		'| their share of the time to the last free() | 20.0% (10.0-30.0) | 10.0% (1.0-20.0) |' \
+		'| 4 | 0.67 (0.50-4.00) / 3.00 (1.67-4.00) / 2.00 (1.25-2.00) |'; do
+		grep -qxF "$row" "$out/spans/RESULTS.md" || {
+			echo "no row: $row"
+			return 1
+		}
+	done
 }
 
 @test "bench-tables: the burst's table, every protocol by name" {
@@ -209,10 +244,16 @@ burst_checks() {
 		's/add(b50, p SUBSEP x, f\[7\])/add(b50, p SUBSEP x, f[8])/' \
 		's/bheap\[p, x, k\] = f\[16\]/bheap[p, x, k] = f[17]/' \
 		's/pairs(bheap, bplist\[j\],/pairs(bheap, ref,/' \
-		's|kib / 1024) : |kib / 1000) : |' \
-		's/1000 \* v : v/v : v/' \
+		's|f " MiB (" f "-" f ")", v / 1024|f " MiB (" f "-" f ")", v / 1000|' \
+		's/span(1000 \* v, 1000 \* lo, 1000 \* hi,/span(v, lo, hi,/' \
 		's/f\[1\] == "burst" \&\& n >= 18/f[1] == "burst" \&\& n >= 19/' \
-		's/bplist\[++nbp\] = p/bplist[++nbp] = x/'; do
+		's/bplist\[++nbp\] = p/bplist[++nbp] = x/' \
+		's|v / 1024, l / 1024,|v / 1024, v / 1024,|' \
+		's|l / d, h / d)|h / d, l / d)|' \
+		's/add(bdelms, p SUBSEP x, f\[20\] - f\[21\])/add(bdelms, p SUBSEP x, f[20])/' \
+		's|(f\[20\] - f\[21\]) / f\[10\])|(f[20] - f[21]) / f[9])|' \
+		's/n >= 21 \&\& f\[19\] > 0/n >= 22 \&\& f[19] > 0/' \
+		's/return sprintf("%d (%d-%d)", v, l, h)/return sprintf("%d (%d-%d)", v, h, l)/'; do
 		sed "$brk" "$SCRIPTS/bench-tables" >"$out/broken"
 		# the break must have taken
 		not cmp -s "$SCRIPTS/bench-tables" "$out/broken"
@@ -235,8 +276,8 @@ burst_checks() {
 		>"$out/b.csv"
 	run tables "$out/a.csv" "$out/b.csv"
 	[ "$status" -eq 0 ]
-	grep -qxF '| in use after | 1.5 MiB | 3.0 MiB |' "$out/RESULTS.md"
-	grep -qxF '| to free(), p99 | 200 us | 250 us |' "$out/RESULTS.md"
+	grep -qxF '| in use after | 1.5 MiB (1.0-2.0) | 3.0 MiB (2.0-4.0) |' "$out/RESULTS.md"
+	grep -qxF '| to free(), p99 | 200 us (100-300) | 250 us (200-300) |' "$out/RESULTS.md"
 	grep -qxF '| 4 | 2.00 (2.00-2.00) / 1.50 (1.00-2.00) / 1.50 (1.00-2.00) |' "$out/RESULTS.md"
 	grep -qF 'disable 0 in 2 run(s), genslot 1 in 2 run(s).' "$out/RESULTS.md"
 }
@@ -245,4 +286,21 @@ burst_checks() {
 	run awk -f "$SCRIPTS/bench-tables" "$csv"
 	[ "$status" -eq 2 ]
 	grep -q 'no out=DIR' <<<"$output"
+}
+
+# -M ops with del_disabled (the DEL after a DISABLE that returned 0): its
+# column, and its share of DISABLE then DEL, run by run; a run without it
+# (the recorded 7.3 CSV) has neither
+@test "bench-tables: DEL after DISABLE, its column and its share" {
+	printf '%s\n' '# smp 2' ops,1000,mod,100,500,1,1 \
+		ops,1000,disable_armed,100,550,1,1 ops,1000,del,100,600,1,1 \
+		ops,1000,disable_del,100,1000,1,1 \
+		ops,1000,del_disabled,100,450,1,1 \
+		ops,1000,del_enoent,100,400,1,1 >"$out/o.csv"
+	run tables "$out/o.csv"
+	[ "$status" -eq 0 ]
+	grep -qxF '| 1000 | 500 | 550 | 600 | 1000 | 450 | 400 | 1.10 (1.10-1.10) | 1.67 (1.67-1.67) | 1.38 (1.38-1.38) | - | 0.45 (0.45-0.45) |' "$out/RESULTS.md"
+	run tables "$csv"
+	[ "$status" -eq 0 ]
+	not grep -q 'del_disabled' "$out/RESULTS.md"
 }
