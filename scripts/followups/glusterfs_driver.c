@@ -38,20 +38,10 @@
  * unregister call to the release, per path. Exit status: 0 no touch, 1 a
  * touch, 2 a setup error.
  */
-#include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "glusterfs/glusterfs.h"
-#include "glusterfs/globals.h"
-#include "glusterfs/mem-pool.h"
-#include "glusterfs/gf-event.h"
+#include "glusterfs_pool.h"
 
 #define CONN_LIVE	0x600dcafeU
 #define CONN_POISON	0xdeadbeefU
@@ -71,30 +61,13 @@ struct conn {
 	struct conn *next;	/* on the quarantine */
 };
 
-static struct event_pool *pool;
-static int nconns = 64, nthreads = 8, total = 20000, broken;
-
-/* The live connections; a slot's lock keeps a writer off a connection
- * that a churner is taking away */
-static struct slot {
-	pthread_mutex_t lock;
-	struct conn *conn;
-} *slots;
+static int total = 20000, broken;
 
 static atomic_long unregisters, disable_path, fallback_path, touches, events;
 static atomic_long held_bytes, unreleased;
-static atomic_int stop;
 
 static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn *quarantine;
-
-static long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
 
 /* Poison the state and keep it, never reused: a later touch reads the
  * poison (the buffers are kept too, so that a handler caught in them
@@ -154,7 +127,7 @@ static void handler(int fd, int idx, int gen, void *data, int poll_in,
 	gf_event_handled(pool, fd, idx, gen);
 }
 
-static struct conn *conn_new(void)
+static struct conn *conn_new(int *peer)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	int sv[2];
@@ -165,7 +138,7 @@ static struct conn *conn_new(void)
 	}
 	c->tag = CONN_LIVE;
 	c->fd = sv[0];
-	c->peer = sv[1];
+	c->peer = *peer = sv[1];
 	c->size = 256 + (size_t)(rand() % 16) * 256;
 	c->buf = calloc(1, c->size);
 	if (!c->buf) {
@@ -206,51 +179,21 @@ static void conn_unregister(struct conn *c)
 		conn_release(c);
 }
 
-static void *writer(void *arg)
-{
-	unsigned int seed = (unsigned int)(long)arg;
-
-	while (!atomic_load(&stop)) {
-		struct slot *s = &slots[rand_r(&seed) % nconns];
-
-		pthread_mutex_lock(&s->lock);
-		if (s->conn && write(s->conn->peer, "x", 1) < 0 &&
-		    errno != EAGAIN) {
-			perror("glusterfs_driver: write");
-			exit(2);
-		}
-		pthread_mutex_unlock(&s->lock);
-	}
-	return NULL;
-}
-
 static void *churner(void *arg)
 {
 	unsigned int seed = (unsigned int)(long)arg;
 
 	while (atomic_load(&unregisters) < total) {
 		struct slot *s = &slots[rand_r(&seed) % nconns];
-		struct conn *c;
+		struct conn *c = slot_take(s);
+		int peer;
 
-		pthread_mutex_lock(&s->lock);
-		c = s->conn;
-		s->conn = NULL;
-		pthread_mutex_unlock(&s->lock);
 		if (!c)
 			continue;
 		conn_unregister(c);
-		c = conn_new();
-		pthread_mutex_lock(&s->lock);
-		s->conn = c;
-		pthread_mutex_unlock(&s->lock);
+		c = conn_new(&peer);
+		slot_put(s, c, peer);
 	}
-	return NULL;
-}
-
-static void *dispatcher(void *arg)
-{
-	(void)arg;
-	gf_event_dispatch(pool);
 	return NULL;
 }
 
@@ -316,11 +259,11 @@ static long at_once(int disable)
 
 int main(int argc, char **argv)
 {
-	pthread_t w[2], ch[2], d, sm;
-	glusterfs_ctx_t *ctx;
+	pthread_t w[2], ch[2], sm;
 	double dp50, dp99, fp50, fp99;
 	int opt, i;
 
+	nconns = 64;
 	while ((opt = getopt(argc, argv, "bn:t:u:")) != -1) {
 		switch (opt) {
 		case 'b':
@@ -343,27 +286,9 @@ int main(int argc, char **argv)
 		}
 	}
 
-	mem_pools_init();
-	ctx = glusterfs_ctx_new();
-	if (!ctx || glusterfs_globals_init(ctx)) {
-		fprintf(stderr, "glusterfs_driver: no glusterfs context\n");
+	if (pool_start("glusterfs_driver", conn_new))
 		return 2;
-	}
-	THIS->ctx = ctx;
-	pool = gf_event_pool_new(16384, nthreads);
-	if (!pool) {
-		fprintf(stderr, "glusterfs_driver: gf_event_pool_new failed\n");
-		return 2;
-	}
-	slots = calloc(nconns, sizeof(*slots));
-	if (!slots)
-		return 2;
-	for (i = 0; i < nconns; i++) {
-		pthread_mutex_init(&slots[i].lock, NULL);
-		slots[i].conn = conn_new();
-	}
-	if (pthread_create(&d, NULL, dispatcher, NULL) ||
-	    pthread_create(&sm, NULL, sampler, NULL))
+	if (pthread_create(&sm, NULL, sampler, NULL))
 		return 2;
 	for (i = 0; i < 2; i++)
 		if (pthread_create(&w[i], NULL, writer, (void *)(long)(i + 1)) ||

@@ -23,22 +23,12 @@
  * Exit status: 0 clean for the time given (-s, 10 s by default), 1 a
  * failure, 2 a setup error.
  */
-#include <errno.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "glusterfs/glusterfs.h"
-#include "glusterfs/globals.h"
-#include "glusterfs/mem-pool.h"
-#include "glusterfs/gf-event.h"
+#include "glusterfs_pool.h"
 
 struct conn {
 	int fd;			/* registered with the pool */
@@ -46,24 +36,12 @@ struct conn {
 	int idx;
 };
 
-static struct event_pool *pool;
-static int nconns = 4, nthreads = 8;
 static double seconds = 10;
-
-static struct slot {
-	pthread_mutex_t lock;
-	struct conn *conn;
-} *slots;
-
 static atomic_long unregisters, wrong;
-static atomic_int stop;
 
 static double now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return now_ns() / 1e9;
 }
 
 static void handler(int fd, int idx, int gen, void *data, int poll_in,
@@ -85,7 +63,7 @@ static void handler(int fd, int idx, int gen, void *data, int poll_in,
 	gf_event_handled(pool, fd, idx, gen);
 }
 
-static struct conn *conn_new(void)
+static struct conn *conn_new(int *peer)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	int sv[2];
@@ -95,28 +73,13 @@ static struct conn *conn_new(void)
 		exit(2);
 	}
 	c->fd = sv[0];
-	c->peer = sv[1];
+	c->peer = *peer = sv[1];
 	c->idx = gf_event_register(pool, c->fd, handler, c, 1, 0, 0);
 	if (c->idx < 0) {
 		fprintf(stderr, "glusterfs_slot_race: gf_event_register failed\n");
 		exit(2);
 	}
 	return c;
-}
-
-static void *writer(void *arg)
-{
-	unsigned int seed = (unsigned int)(long)arg;
-
-	while (!atomic_load(&stop)) {
-		struct slot *s = &slots[rand_r(&seed) % nconns];
-
-		pthread_mutex_lock(&s->lock);
-		if (s->conn)
-			(void)!write(s->conn->peer, "x", 1);
-		pthread_mutex_unlock(&s->lock);
-	}
-	return NULL;
 }
 
 /* The state is never freed: a handler late on it reads it still, so the
@@ -127,29 +90,17 @@ static void *churner(void *arg)
 
 	while (!atomic_load(&stop)) {
 		struct slot *s = &slots[rand_r(&seed) % nconns];
-		struct conn *c;
+		struct conn *c = slot_take(s);
+		int peer;
 
-		pthread_mutex_lock(&s->lock);
-		c = s->conn;
-		s->conn = NULL;
-		pthread_mutex_unlock(&s->lock);
 		if (!c)
 			continue;
 		gf_event_unregister_close(pool, c->fd, c->idx);
 		close(c->peer);
 		atomic_fetch_add(&unregisters, 1);
-		c = conn_new();
-		pthread_mutex_lock(&s->lock);
-		s->conn = c;
-		pthread_mutex_unlock(&s->lock);
+		c = conn_new(&peer);
+		slot_put(s, c, peer);
 	}
-	return NULL;
-}
-
-static void *dispatcher(void *arg)
-{
-	(void)arg;
-	gf_event_dispatch(pool);
 	return NULL;
 }
 
@@ -157,32 +108,12 @@ static void *dispatcher(void *arg)
  * unregisters goes to the parent through fd out */
 static int churn(int out)
 {
-	pthread_t w[2], ch[2], d;
-	glusterfs_ctx_t *ctx;
+	pthread_t w[2], ch[2];
 	double end = now() + seconds;
 	long n;
 	int i;
 
-	mem_pools_init();
-	ctx = glusterfs_ctx_new();
-	if (!ctx || glusterfs_globals_init(ctx)) {
-		fprintf(stderr, "glusterfs_slot_race: no glusterfs context\n");
-		return 2;
-	}
-	THIS->ctx = ctx;
-	pool = gf_event_pool_new(16384, nthreads);
-	if (!pool) {
-		fprintf(stderr, "glusterfs_slot_race: gf_event_pool_new failed\n");
-		return 2;
-	}
-	slots = calloc(nconns, sizeof(*slots));
-	if (!slots)
-		return 2;
-	for (i = 0; i < nconns; i++) {
-		pthread_mutex_init(&slots[i].lock, NULL);
-		slots[i].conn = conn_new();
-	}
-	if (pthread_create(&d, NULL, dispatcher, NULL))
+	if (pool_start("glusterfs_slot_race", conn_new))
 		return 2;
 	for (i = 0; i < 2; i++)
 		if (pthread_create(&w[i], NULL, writer, (void *)(long)(i + 1)) ||
@@ -209,6 +140,7 @@ int main(int argc, char **argv)
 	int opt, p[2], status;
 	pid_t pid;
 
+	nconns = 4;
 	while ((opt = getopt(argc, argv, "n:s:t:")) != -1) {
 		switch (opt) {
 		case 'n':
