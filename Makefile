@@ -19,10 +19,10 @@ SHELL := /bin/bash
 comma := ,
 S := scripts
 export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES EPOLL_CPU_LOCK
-# Where a suite counts its checks (scripts/summary reads it, then removes
+# Where a suite counts its checks (scripts/checks/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
-# This run, to the scripts (scripts/lib.sh: RUN): the trees it uses are
+# This run, to the scripts (scripts/lib/run.sh: RUN): the trees it uses are
 # not pruned while it lives, and its guests' logs are its own
 EPOLL_DISABLE_RUN ?= $(shell echo $$PPID)
 export EPOLL_DISABLE_RUN
@@ -38,7 +38,7 @@ export GLIBC LIBURING MUSL STRACE MANPAGES
 USERS := glusterfs ntirpc
 export GLUSTERFS NTIRPC
 # The suites: each prints the TAP header, runs its steps (the recipe of
-# NAME-steps) and ends with scripts/summary's count
+# NAME-steps) and ends with scripts/checks/summary's count
 SUITES := test test-debug test-kcsan soak scale bench server model \
 	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
 	$(USERS:%=check-%)
@@ -47,12 +47,12 @@ $(SUITES): %:
 	@: >"$(RESULTS)"
 	@echo "TAP version 13"
 	@$(MAKE) --no-print-directory $*-steps
-	@$(S)/summary
+	@$(S)/checks/summary
 
 ## run: apply the series, build it, boot it in QEMU: PASS or FAIL
 run: build
-	@$(S)/initramfs run
-	@if $(S)/boot run; then \
+	@$(S)/steps/initramfs run
+	@if $(S)/steps/boot run; then \
 		echo "PASS: EPOLL_CTL_DISABLE works on the patched kernel in QEMU"; \
 	else \
 		echo "FAIL: the selftest did not pass in the guest (see above)"; \
@@ -72,63 +72,63 @@ TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
 ## test: the whole suite on each base; ends with "N passed, N failed"
 test: deps
 test-steps:
-	@$(S)/check-tools
+	@$(S)/checks/check-tools
 	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
-	@$(S)/check-host
-	@$(S)/check-model || true
+	@$(S)/checks/check-host
+	@$(S)/checks/check-model || true
 	@for b in $(TEST_BASES); do \
 		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
 			$(MAKE) --no-print-directory test-base || exit 1; \
 	done
 	@b=$(firstword $(TEST_BASES)); \
-		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/check-followups $(FOLLOWUPS)
+		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/checks/check-followups $(FOLLOWUPS)
 
 # What make test checks on one base, its checks named after the base: the
 # series, the kernel with it (and configure's negative control), the guest
 # checks, the base without the series
 test-base: deps source
-	@$(S)/check-series
-	@if $(S)/kernel; then \
-		$(S)/record ok "kernel and in-tree selftests build with the series"; \
+	@$(S)/checks/check-series
+	@if $(S)/steps/kernel; then \
+		$(S)/checks/record ok "kernel and in-tree selftests build with the series"; \
 	else \
-		$(S)/record fail "kernel and in-tree selftests build with the series"; \
+		$(S)/checks/record fail "kernel and in-tree selftests build with the series"; \
 	fi
-	@$(S)/check-configure
-	@$(S)/check-bisect
-	@$(S)/check-runner
-	@$(S)/check-guest test
-	@if UNPATCHED=1 $(S)/kernel; then \
-		$(S)/record ok "the base builds without the series"; \
+	@$(S)/checks/check-configure
+	@$(S)/checks/check-bisect
+	@$(S)/checks/check-runner
+	@$(S)/checks/check-guest test
+	@if UNPATCHED=1 $(S)/steps/kernel; then \
+		$(S)/checks/record ok "the base builds without the series"; \
 	else \
-		$(S)/record fail "the base builds without the series"; \
+		$(S)/checks/record fail "the base builds without the series"; \
 	fi
-	@$(S)/check-warnings
-	@UNPATCHED=1 $(S)/check-guest unpatched
+	@$(S)/checks/check-warnings
+	@UNPATCHED=1 $(S)/checks/check-guest unpatched
 
 # The guest checks of make test on a kernel with KASAN, lockdep and the
-# other debug checkers (Kconfig.debug.fragment); any report on the console
+# other debug checkers (kconfig/Kconfig.debug.fragment); any report on the console
 # fails the run, and a guest that provokes a WARNING must be caught
 ## test-debug: make test's guest checks on a kernel with KASAN and lockdep
-test-debug: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.debug.fragment
+test-debug: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.debug.fragment
 test-debug: deps source
 test-debug-steps:
-	@if $(S)/kernel; then \
-		$(S)/record ok "debug kernel builds with the series"; \
+	@if $(S)/steps/kernel; then \
+		$(S)/checks/record ok "debug kernel builds with the series"; \
 	else \
-		$(S)/record fail "debug kernel builds with the series"; \
+		$(S)/checks/record fail "debug kernel builds with the series"; \
 	fi
-	@TIMEOUT=$(or $(TIMEOUT),2700) $(S)/check-guest test
-	@EXPECT_SPLAT=1 $(S)/check-guest warn
+	@TIMEOUT=$(or $(TIMEOUT),2700) $(S)/checks/check-guest test
+	@EXPECT_SPLAT=1 $(S)/checks/check-guest warn
 
-# The data-race checks (scripts/check-kcsan): the guest's load on kernels
-# with KCSAN (Kconfig.kcsan.fragment), with the series, without it, and
+# The data-race checks (scripts/checks/check-kcsan): the guest's load on kernels
+# with KCSAN (kconfig/Kconfig.kcsan.fragment), with the series, without it, and
 # with a deliberately unlocked write in ep_disable(), which must be
 # reported.  Not part of make test: three more builds and slow guests.
 ## test-kcsan: data races: three kernels with KCSAN under one load
-test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.kcsan.fragment
+test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.kcsan.fragment
 test-kcsan: deps source
 test-kcsan-steps:
-	@$(S)/check-kcsan
+	@$(S)/checks/check-kcsan
 
 # N rounds in one boot (the selftest, and the naive control), for each
 # -smp count in SMP
@@ -138,7 +138,7 @@ soak-steps:
 	@for smp in $(or $(SMP),1 2 4); do \
 		SMP=$$smp LABEL="-smp $$smp" GUEST_ENV="soak=$(or $(N),100)" \
 		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),100) * 60 + 300 ))) \
-			$(S)/check-guest soak; \
+			$(S)/checks/check-guest soak; \
 	done
 
 # The stress test once at scale: 10,000 items, 500 readers
@@ -148,46 +148,46 @@ soak-steps:
 scale: build
 scale-steps:
 	@SMP=$(or $(SMP),2) MEM=$(or $(MEM),4G) TIMEOUT=$(or $(TIMEOUT),1800) \
-		$(S)/check-guest scale
+		$(S)/checks/check-guest scale
 
 # What the op costs, and the deletion protocols side by side, in the guest:
-# CSV, plots and a table in bench/ (scripts/bench).  The kernel gets
-# madvise() from Kconfig.bench.fragment, a build of its own
+# CSV, plots and a table in bench/ (scripts/bench/bench).  The kernel gets
+# madvise() from kconfig/Kconfig.bench.fragment, a build of its own
 ## bench: what the op costs, the deletion protocols: bench/<base>/
-bench: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.bench.fragment
+bench: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.bench.fragment
 bench: build
 bench-steps:
-	@$(S)/bench
+	@$(S)/bench/bench
 
 # A keep-alive HTTP server under wrk in the guest, its reaper closing
 # connections from outside its workers with EPOLL_CTL_DISABLE, deferred
 # reclamation and the naive delete: the checks, their negative controls,
 # and the figures of disable and deferred side by side in bench/SERVER.md
-# (scripts/server).  The kernel gets TCP/IP from Kconfig.inet.fragment, a
+# (scripts/bench/server).  The kernel gets TCP/IP from kconfig/Kconfig.inet.fragment, a
 # build of its own
 ## server: an HTTP server under wrk in the guest: bench/SERVER.md
-server: export EXTRA_FRAGMENT := $(CURDIR)/Kconfig.inet.fragment
+server: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.inet.fragment
 server: build
 server-steps:
-	@$(S)/server || true
+	@$(S)/bench/server || true
 
 # The steps, each a script; every one finds its input where the one before
-# left it (scripts/lib.sh says where).
+# left it (scripts/lib/paths.sh says where).
 ## deps: install from Debian what the steps need (apt-get)
 deps:
-	@$(S)/deps
+	@$(S)/steps/deps
 ## source: the pristine base tree, in the cache
 source: deps
-	@$(S)/source
+	@$(S)/steps/source
 ## apply: the base with the series applied by git am
 apply: source
-	@$(S)/apply
+	@$(S)/steps/apply
 ## configure: the test kernel's .config, each needed option checked
 configure: apply
-	@$(S)/configure
+	@$(S)/steps/configure
 ## build: the kernel and the selftests for the guest
 build: configure
-	@$(S)/build
+	@$(S)/steps/build
 
 # The series as a reviewer checks it: regenerated from the sources and
 # compared, git am on the pristine base, checkpatch --strict, a build after
@@ -196,11 +196,11 @@ build: configure
 ## check-series: the series as a reviewer checks it
 check-series: deps source
 check-series-steps:
-	@$(S)/check-series
-	@$(S)/apply && $(S)/configure
-	@$(S)/check-bisect
-	@$(S)/kernel --both || true
-	@$(S)/check-warnings
+	@$(S)/checks/check-series
+	@$(S)/steps/apply && $(S)/steps/configure
+	@$(S)/checks/check-bisect
+	@$(S)/steps/kernel --both || true
+	@$(S)/checks/check-warnings
 
 # The series on the arches the build robots build besides x86_64, as
 # check-bisect builds it there: i386, arm with the OABI entry, arm64 and
@@ -211,24 +211,24 @@ check-series-steps:
 ## check-arches: each patch built for i386, arm, arm64, riscv64; arm64 booted
 check-arches: deps source
 check-arches-steps:
-	@$(S)/apply && $(S)/check-arches
+	@$(S)/steps/apply && $(S)/checks/check-arches
 
 # struct epitem as pahole shows it, x86_64 and i386, without the series
-# and with it (scripts/epitem-layout): bench/<base>/epitem-layout.txt
+# and with it (scripts/bench/epitem-layout): bench/<base>/epitem-layout.txt
 ## epitem-layout: struct epitem (pahole), x86_64 and i386, base and series
 epitem-layout: deps source
-	@$(S)/apply && $(S)/epitem-layout
+	@$(S)/steps/apply && $(S)/bench/epitem-layout
 
 # Regenerate patches/<base>/ from the component sources and messages
 ## patches: regenerate patches/<base>/ from the sources and messages
 patches: source
-	@$(S)/gen-patches
+	@$(S)/patches/gen-patches
 
 # Check the deletion protocol with spin, every interleaving (model/)
 ## model: check the deletion protocol with spin (model/)
 model: deps
 model-steps:
-	@$(S)/check-model || true
+	@$(S)/checks/check-model || true
 
 ## check-%: % with patches/%/: its checks and their control
 # The follow-ups for other projects, one queue each in patches/<project>/,
@@ -243,7 +243,7 @@ model-steps:
 # 09 in the guest, TCONF on the base; syzkaller's syz-sysgen and Go tests
 # at its last vendored commit.  patches/README says more.
 # Each says first whether its tree is given; the kernels it boots are
-# built by scripts/kernel, which fetches the base first.
+# built by scripts/steps/kernel, which fetches the base first.
 $(FOLLOWUPS:%=check-%): deps
 export LTP SYZKALLER
 # glusterfs: a real user, GlusterFS's event pool with its queue, on a
@@ -261,24 +261,24 @@ export LTP SYZKALLER
 # of every run close its output.
 $(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
-	@$(S)/check-$*
+	@$(S)/checks/check-$*
 
 # Build the kernel with each deliberately wrong ep_disable() and show that
 # the guest checks catch it (MUTANTS= picks some; default: all of them)
 ## mutants: the guest checks must fail on each wrong ep_disable()
 mutants: deps source
 mutants-steps:
-	@$(S)/check-mutants $(MUTANTS)
+	@$(S)/checks/check-mutants $(MUTANTS)
 
-# The cache (scripts/cache): what it holds against its cap, and emptying
+# The cache (scripts/steps/cache): what it holds against its cap, and emptying
 # it; every step that makes a tree or a build prunes it to the cap first.
 # make clean removes what the Makefile leaves in the repo and in $TMPDIR.
 ## cache-size: what the cache holds, against its cap
 cache-size:
-	@$(S)/cache size
+	@$(S)/steps/cache size
 ## cache-clean: empty the cache (refused while a run uses it)
 cache-clean:
-	@$(S)/cache clean
+	@$(S)/steps/cache clean
 ## clean: what make leaves in this repo, and in $TMPDIR of runs that ended
 clean:
 	@$(MAKE) --no-print-directory -C tools-testing-selftests-epoll clean
@@ -293,7 +293,7 @@ clean:
 # shellcheck, no kernel, no QEMU, no network; make test runs them first
 ## check-tools: the harness's own tests: bats and shellcheck, no kernel
 check-tools-steps:
-	@$(S)/check-tools
+	@$(S)/checks/check-tools
 
 .PHONY: run test-base deps source apply configure build patches epitem-layout \
 	cache-size cache-clean clean \

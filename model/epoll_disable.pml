@@ -21,7 +21,7 @@
  *   -DFREE_AFTER_UNLOCK  whoever deletes an item frees it after unlocking
  *                 it, not before (see delete_item); DISABLE still verifies
  *
- * scripts/check-model runs all of these for 2 and 3 readers and 1 and 2
+ * scripts/checks/check-model runs all of these for 2 and 3 readers and 1 and 2
  * items and says what it expects of each.
  *
  * Processes

@@ -9,7 +9,9 @@
 #   series.sh   the series and the queues, git am
 #   trees.sh    worktrees of a base, and the scratch tree
 #   kconfig.sh  the fragments and which options a .config has
-#   cache.sh    what a run uses, locks, the cap and its pruning, digests
+#   run.sh      what a run uses of the cache, locks, the CPU lock
+#   digest.sh   names for content: the keys of trees, builds, programs
+#   prune.sh    the cache's cap and its pruning
 #   tap.sh      TAP records, plans and their verdicts, kernel reports
 #   arches.sh   the arch files of scripts/arches/
 #
@@ -53,8 +55,12 @@ need() {
 . "$TOP/scripts/lib/trees.sh"
 # shellcheck source=lib/kconfig.sh
 . "$TOP/scripts/lib/kconfig.sh"
-# shellcheck source=lib/cache.sh
-. "$TOP/scripts/lib/cache.sh"
+# shellcheck source=lib/run.sh
+. "$TOP/scripts/lib/run.sh"
+# shellcheck source=lib/digest.sh
+. "$TOP/scripts/lib/digest.sh"
+# shellcheck source=lib/prune.sh
+. "$TOP/scripts/lib/prune.sh"
 # shellcheck source=lib/tap.sh
 . "$TOP/scripts/lib/tap.sh"
 # shellcheck source=lib/arches.sh

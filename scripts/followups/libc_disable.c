@@ -5,7 +5,7 @@
  * The follow-up queues for the C libraries (patches/musl/, patches/glibc/)
  * add the op's name to <sys/epoll.h>. This program takes it from there and
  * nowhere else: it has no fallback definition, so it does not compile
- * against a library without the queue (scripts/check-musl's negative
+ * against a library without the queue (scripts/checks/check-musl's negative
  * control on the host). Built static, it runs in the guest:
  *
  *   - an EPOLLONESHOT item that is armed answers 0, and one that was also

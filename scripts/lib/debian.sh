@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Debian: its mirror, a sources list of our own, and the linux-source
 # package a Debian base comes from.  A package from the
-# machine's own apt sources is installed (scripts/deps); one from another
-# suite is fetched into the cache (scripts/fetch).
+# machine's own apt sources is installed (scripts/steps/deps); one from another
+# suite is fetched into the cache (scripts/steps/fetch).
 
 debian_debs() { echo "$CACHE/debian/$DEBIAN_SUITE"; }
 # The Debian mirror that serves the machine's own release, from its apt

@@ -11,7 +11,7 @@
 # @LINUX_MAJOR@ and @LINUX_MINOR@, and its mainline commit as
 # @LINUX_COMMIT@; followup_queue fills them in from patches/linux-release,
 # or, while that is empty, with FOLLOWUP_STANDIN, a release later than
-# any, and a commit of zeros, which scripts/followup-queue will not send.
+# any, and a commit of zeros, which scripts/patches/followup-queue will not send.
 FOLLOWUP_STANDIN=99.0
 FOLLOWUP_STANDIN_COMMIT=0000000000000000000000000000000000000000
 

@@ -18,11 +18,11 @@ kconfig_update() {
 
 # The test kernel's options: the fragments the tests need, each line of
 # which must stick (Kconfig.fragment, then EXTRA_FRAGMENT, a later one
-# overriding an earlier), and Kconfig.trim.fragment, merged first, which
+# overriding an earlier), and kconfig/Kconfig.trim.fragment, merged first, which
 # only makes the kernel smaller: a base may not honour all of it
 # shellcheck disable=SC2086 # no word when EXTRA_FRAGMENT is unset
 needed_fragments() { echo "$TOP/Kconfig.fragment" ${EXTRA_FRAGMENT:-}; }
-trim_fragments() { echo "$TOP/Kconfig.trim.fragment"; }
+trim_fragments() { echo "$TOP/kconfig/Kconfig.trim.fragment"; }
 
 # wanted_options FRAGMENT...: what the fragments ask for, a later one
 # overriding an earlier: "CONFIG_X=v", or "CONFIG_X is not set"

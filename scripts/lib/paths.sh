@@ -102,7 +102,7 @@ mutant_key() {
 
 # The tree to build: the base with the series, keyed by the base commit
 # and the patches' content; UNPATCHED=1 is the tree the series starts from,
-# MUTANT=NAME the scratch tree (scripts/apply puts the series and the
+# MUTANT=NAME the scratch tree (scripts/steps/apply puts the series and the
 # mutant there)
 tree_dir() {
 	local d key
@@ -121,7 +121,7 @@ tree_dir() {
 # relative paths and ccache hits across trees): keyed by the config inputs
 config_inputs() {
 	# shellcheck disable=SC2046 # a path a word
-	echo $(trim_fragments) $(needed_fragments) "$TOP/scripts/configure"
+	echo $(trim_fragments) $(needed_fragments) "$TOP/scripts/steps/configure"
 }
 build_dir() {
 	local t inputs

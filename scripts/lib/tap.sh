@@ -26,7 +26,7 @@ plan_text() {
 }
 
 # record ok|fail NAME [WHY]: one TAP line for a check; with RESULTS=FILE set
-# (make test) the numbering runs across steps and scripts/summary counts them.
+# (make test) the numbering runs across steps and scripts/checks/summary counts them.
 # BASE_LABEL=v6.1 (make test, one base of several) goes before the name,
 # and into RESULTS for the count per base.
 record() {
@@ -87,7 +87,7 @@ judge_plan() {
 # splats LOG: the first lines of any kernel report in a console log: a
 # WARN or BUG, an Oops, a panic, KASAN, UBSAN, lockdep (3.6 and 6.12
 # words), list corruption, a hung task.  With KCSAN=1 (make test-kcsan)
-# data-race reports are left out: scripts/check-kcsan judges those.
+# data-race reports are left out: scripts/checks/check-kcsan judges those.
 splats() {
 	local skip='^$'
 	[ -z "${KCSAN:-}" ] || skip='BUG: KCSAN: '

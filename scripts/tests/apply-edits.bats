@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# scripts/apply-edits on a few lines of fs/eventpoll.c (data/apply-edits/):
+# scripts/steps/apply-edits on a few lines of fs/eventpoll.c (data/apply-edits/):
 # each directive, and each way an edit stops
 
 load helpers
@@ -10,7 +10,7 @@ setup() {
 	cp -r "$E/tree" "$tree"
 }
 
-edit() { run "$SCRIPTS/apply-edits" "$tree" "$E/$1"; }
+edit() { run "$SCRIPTS/steps/apply-edits" "$tree" "$E/$1"; }
 
 # stops EDIT LINE MESSAGE: the edit stops, naming its file and line, and
 # leaves the tree as it was

@@ -33,7 +33,7 @@ setup() {
 @test "arches: check-arches' default arches each have a file" {
 	local defaults a
 	# shellcheck disable=SC2016 # the script's own text, not an expansion
-	defaults=$(sed -n 's/^arches=${ARCHES:-\(.*\)}$/\1/p' "$SCRIPTS/check-arches")
+	defaults=$(sed -n 's/^arches=${ARCHES:-\(.*\)}$/\1/p' "$SCRIPTS/checks/check-arches")
 	[ -n "$defaults" ]
 	for a in $defaults; do
 		[ -f "$SCRIPTS/arches/$a" ]

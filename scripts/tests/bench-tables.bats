@@ -24,7 +24,7 @@ teardown() {
 }
 
 tables() {
-	awk -f "$SCRIPTS/bench-tables" -v out="$out" "$@"
+	awk -f "$SCRIPTS/bench/bench-tables" -v out="$out" "$@"
 }
 
 # cells FILE: each ratio cell of FILE's tables as "CONTEXT|ROW|COLUMN|
@@ -226,7 +226,7 @@ burst_span_checks() {
 }
 
 @test "bench-tables: the burst's table, every protocol by name" {
-	run burst_checks "$SCRIPTS/bench-tables"
+	run burst_checks "$SCRIPTS/bench/bench-tables"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	run ragged "$out/RESULTS.md"
@@ -254,9 +254,9 @@ burst_span_checks() {
 		's|(f\[20\] - f\[21\]) / f\[10\])|(f[20] - f[21]) / f[9])|' \
 		's/n >= 21 \&\& f\[19\] > 0/n >= 22 \&\& f[19] > 0/' \
 		's/return sprintf("%d (%d-%d)", v, l, h)/return sprintf("%d (%d-%d)", v, h, l)/'; do
-		sed "$brk" "$SCRIPTS/bench-tables" >"$out/broken"
+		sed "$brk" "$SCRIPTS/bench/bench-tables" >"$out/broken"
 		# the break must have taken
-		not cmp -s "$SCRIPTS/bench-tables" "$out/broken"
+		not cmp -s "$SCRIPTS/bench/bench-tables" "$out/broken"
 		run burst_checks "$out/broken"
 		echo "$brk: $status $output"
 		[ "$status" -ne 0 ]
@@ -283,7 +283,7 @@ burst_span_checks() {
 }
 
 @test "bench-tables: no out=DIR is an error" {
-	run awk -f "$SCRIPTS/bench-tables" "$csv"
+	run awk -f "$SCRIPTS/bench/bench-tables" "$csv"
 	[ "$status" -eq 2 ]
 	grep -q 'no out=DIR' <<<"$output"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# scripts/cache on a cache of small fake trees and builds: what prune
+# scripts/steps/cache on a cache of small fake trees and builds: what prune
 # removes and in what order, what it leaves to a live run, and the one
-# line of a step that finds too little disk (lib/cache.sh: need_disk)
+# line of a step that finds too little disk (lib/prune.sh: need_disk)
 
 load helpers
 
@@ -29,14 +29,14 @@ setup() {
 left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xargs); }
 
 @test "cache: within its cap, prune removes nothing" {
-	EPOLL_DISABLE_CACHE_MAX=100M run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=100M run "$SCRIPTS/steps/cache" prune
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	[ "$(left)" = "base/debian-6.1 base/debian-7.3 base/debian-7.3/build-u work/debian-6.1-s1 work/debian-7.3-new work/debian-7.3-new/build-a work/debian-7.3-old work/debian-7.3-old/build-a" ]
 }
 
 @test "cache: over its cap, the least recently used go first, until it fits" {
-	EPOLL_DISABLE_CACHE_MAX=20M run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=20M run "$SCRIPTS/steps/cache" prune
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	# 7.3's base is as recent as its newest tree: its unpatched build
@@ -46,7 +46,7 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 }
 
 @test "cache: prune BYTES makes room for what a step is about to write" {
-	EPOLL_DISABLE_CACHE_MAX=27M run "$SCRIPTS/cache" prune $((7 << 20))
+	EPOLL_DISABLE_CACHE_MAX=27M run "$SCRIPTS/steps/cache" prune $((7 << 20))
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	[ "$(left)" = "base/debian-6.1 base/debian-7.3 work/debian-6.1-s1 work/debian-7.3-new work/debian-7.3-new/build-a" ]
@@ -55,7 +55,7 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 @test "cache: a base goes with the trees made from it" {
 	touch -d "-1 minutes" "$C/base/debian-7.3.used" "$C/base/debian-7.3/build-u.used" \
 		"$C/work/debian-7.3-old.used" "$C/work/debian-7.3-old/build-a.used"
-	EPOLL_DISABLE_CACHE_MAX=22M run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=22M run "$SCRIPTS/steps/cache" prune
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	[ "$(left)" = "base/debian-7.3 base/debian-7.3/build-u work/debian-7.3-new work/debian-7.3-new/build-a work/debian-7.3-old work/debian-7.3-old/build-a" ]
@@ -66,7 +66,7 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 	echo "$C/work/debian-7.3-old/build-a" >"$C/runs/$$"
 	dead=$(sh -c 'echo $$')
 	echo "$C/base/debian-7.3/build-u" >"$C/runs/$dead"
-	EPOLL_DISABLE_CACHE_MAX=1M run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=1M run "$SCRIPTS/steps/cache" prune
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	[ "$(left)" = "base/debian-7.3 work/debian-7.3-old work/debian-7.3-old/build-a" ]
@@ -76,19 +76,19 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 @test "cache: clean empties it, and refuses while a run uses it" {
 	mkdir -p "$C/runs"
 	echo "$C/work/debian-7.3-new" >"$C/runs/$$"
-	run "$SCRIPTS/cache" clean
+	run "$SCRIPTS/steps/cache" clean
 	[ "$status" -ne 0 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == "error: a run is using the cache ($C/work/debian-7.3-new): stop it, or wait, then run 'make cache-clean' again" ]]
 	[ -d "$C/work/debian-7.3-new" ]
 	rm "$C/runs/$$"
-	run "$SCRIPTS/cache" clean
+	run "$SCRIPTS/steps/cache" clean
 	[ "$status" -eq 0 ]
 	[ ! -e "$C" ]
 }
 
 @test "cache: a bad cap stops with one line" {
-	EPOLL_DISABLE_CACHE_MAX=lots run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=lots run "$SCRIPTS/steps/cache" prune
 	[ "$status" -ne 0 ]
 	[ "$output" = "error: EPOLL_DISABLE_CACHE_MAX=lots: give a size such as 30G or 500M" ]
 }
@@ -107,7 +107,7 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 @test "cache: each upstream tree of followups/ is a unit, and goes by its last use" {
 	unit followups/glibc-old 3 60
 	unit followups/glibc-new 3 1
-	EPOLL_DISABLE_CACHE_MAX=32M run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=32M run "$SCRIPTS/steps/cache" prune
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	[ ! -e "$C/followups/glibc-old" ]
@@ -119,7 +119,7 @@ left() { (cd "$C" && find base work -mindepth 1 -maxdepth 2 -type d | sort | xar
 	unit strace/bookworm-2 3 1
 	touch -d "-60 minutes" "$C/strace.used"
 	unit notaproject/x 3 60
-	EPOLL_DISABLE_CACHE_MAX=32M run "$SCRIPTS/cache" prune
+	EPOLL_DISABLE_CACHE_MAX=32M run "$SCRIPTS/steps/cache" prune
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	[ ! -e "$C/strace" ]

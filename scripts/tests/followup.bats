@@ -110,9 +110,9 @@ setup() {
 	[ "$output" = "ok 1 - man-pages: the queue on upstream man-pages # SKIP no tree: give MANPAGES=/path/to/man-pages" ]
 }
 
-@test "followup: scripts/followup-queue sends nothing while the release is unknown" {
+@test "followup: scripts/patches/followup-queue sends nothing while the release is unknown" {
 	grep -qx 'release=' "$SCRIPTS/../patches/linux-release" || skip "patches/linux-release names a release"
-	run "$SCRIPTS/followup-queue" glibc "$BATS_TEST_TMPDIR/out"
+	run "$SCRIPTS/patches/followup-queue" glibc "$BATS_TEST_TMPDIR/out"
 	[ "$status" -eq 1 ]
 	[[ $output == *"names no release and commit yet"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/out" ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# scripts/build's programs come from this checkout's sources: checkouts
+# scripts/steps/build's programs come from this checkout's sources: checkouts
 # share the build cache, and a program another one built from newer files
 # passes for up to date by make's rule alone
 
@@ -19,7 +19,7 @@ setup() {
 	echo other >"$out/.sources"
 }
 
-# build: what scripts/build does, on the small tree above
+# build: what scripts/steps/build does, on the small tree above
 build() {
 	local sum
 	sum=$(sources_digest "$src")

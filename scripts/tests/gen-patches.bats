@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# scripts/gen-patches on a tiny fake tree (data/gen-patches/): a copy of
-# the scripts in a fake checkout (top/: two messages, their edits in three
-# components), the base made from a three-file "kernel" by scripts/source
-# as from any KSRC= tree.  No seam is needed: lib.sh finds TOP from where
+# gen-patches on a tiny fake tree (data/gen-patches/): a copy of the
+# scripts in a fake checkout (top/: two messages, their edits in three
+# components), the base made from a three-file "kernel" by source as from
+# any KSRC= tree.  No seam is needed: lib.sh finds TOP from where
 # it lies, and the cache from EPOLL_DISABLE_CACHE.
 
 load helpers
@@ -11,9 +11,11 @@ setup() {
 	G=$DATA/gen-patches
 	top=$BATS_TEST_TMPDIR/top
 	cp -r "$G/top" "$top"
-	mkdir -p "$top/scripts"
-	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/lib" "$SCRIPTS/source" "$SCRIPTS/cache" "$SCRIPTS/gen-patches" \
-		"$SCRIPTS/apply-edits" "$SCRIPTS/bases" "$top/scripts/"
+	mkdir -p "$top/scripts/steps" "$top/scripts/patches"
+	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/lib" "$SCRIPTS/bases" "$top/scripts/"
+	cp "$SCRIPTS/steps/source" "$SCRIPTS/steps/cache" \
+		"$SCRIPTS/steps/apply-edits" "$top/scripts/steps/"
+	cp "$SCRIPTS/patches/gen-patches" "$top/scripts/patches/"
 	cp -r "$G/base" "$BATS_TEST_TMPDIR/linux"
 	# git as on a machine with no configuration of its own
 	export HOME=$BATS_TEST_TMPDIR GIT_CONFIG_NOSYSTEM=1
@@ -21,12 +23,12 @@ setup() {
 	export EPOLL_DISABLE_CACHE=$BATS_TEST_TMPDIR/cache
 	export KSRC=$BATS_TEST_TMPDIR/linux
 	export SIGNOFF="A U Thor <author@example.org>"
-	"$top/scripts/source" 2>/dev/null
+	"$top/scripts/steps/source" 2>/dev/null
 }
 
 @test "gen-patches: the same sources give the same bytes, twice" {
-	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/one"
-	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/two"
+	"$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/one"
+	"$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/two"
 	diff -r "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
 	# and the bytes recorded here (data/gen-patches/expected/), but for
 	# the series' date and revision, which gen-patches' DATE and PREFIX
@@ -41,7 +43,7 @@ setup() {
 }
 
 @test "gen-patches: a series, its cover letter, signed off by SIGNOFF" {
-	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	"$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/out"
 	cd "$BATS_TEST_TMPDIR/out"
 	[ "$(ls)" = "0000-cover-letter.patch
 0001-epoll-add-EPOLL_CTL_DISABLE.patch
@@ -61,7 +63,7 @@ series" ]
 }
 
 @test "gen-patches: the patches apply to the base with git am" {
-	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	"$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/out"
 	git clone -q "$EPOLL_DISABLE_CACHE"/base/ksrc-*/ "$BATS_TEST_TMPDIR/am"
 	git -C "$BATS_TEST_TMPDIR/am" -c user.name=t -c user.email=t@t am -q \
 		"$BATS_TEST_TMPDIR"/out/000[12]-*.patch
@@ -70,7 +72,7 @@ series" ]
 
 @test "gen-patches: a message without the placeholder sign-off stops" {
 	sed -i '/^Signed-off-by/d' "$top"/patches/v7.3/msg/0002-*
-	run "$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	run "$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/out"
 	[ "$status" -eq 1 ]
 	grep -q "0002-selftests-epoll-test-EPOLL_CTL_DISABLE has no 'Signed-off-by: Seed" <<<"$output"
 }
@@ -79,7 +81,7 @@ series" ]
 	local msg
 	msg=$(ls "$top"/patches/*/msg/0001-*)
 	printf -- '---\nv2: a note for the reviewers of this posting\n' >>"$msg"
-	"$top/scripts/gen-patches" "$BATS_TEST_TMPDIR/out"
+	"$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/out"
 	cd "$BATS_TEST_TMPDIR/out"
 	# the note follows the patch's own ---, before the diffstat ...
 	sed -n '/^---$/,/^diff /p' 0001-*.patch | sed -n 2p |

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# scripts/source with KSRC= on a small fake kernel tree: a developer's tree
+# scripts/steps/source with KSRC= on a small fake kernel tree: a developer's tree
 # as it is (a git checkout with local commits, uncommitted changes and build
 # output; a tree with no git and build output) is copied without its build
 # output, and is never written
@@ -37,12 +37,12 @@ build_output() {
 sums() { (cd "$KSRC" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum; }
 copy() { for d in "$EPOLL_DISABLE_CACHE"/base/ksrc-*/; do echo "${d%/}"; done; }
 files() { (cd "$(copy)" && git ls-files | sort | xargs); }
-# copied FILE...: scripts/source copies the tree's sources, which are
+# copied FILE...: scripts/steps/source copies the tree's sources, which are
 # FILE..., and leaves the tree as it was
 copied() {
 	local before
 	before=$(sums)
-	run "$SCRIPTS/source"
+	run "$SCRIPTS/steps/source"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	[ "$(sums)" = "$before" ]
@@ -75,7 +75,7 @@ copied() {
 
 @test "KSRC: not a kernel tree stops with one line" {
 	rm "$KSRC/fs/eventpoll.c"
-	run "$SCRIPTS/source"
+	run "$SCRIPTS/steps/source"
 	[ "$status" -ne 0 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == "error: KSRC=$KSRC is not a kernel tree"* ]]

@@ -45,7 +45,7 @@ no_path() {
 }
 
 @test "paths: a step that needs a path stops at it, with that one line" {
-	run --separate-stderr "$SCRIPTS/configure"
+	run --separate-stderr "$SCRIPTS/steps/configure"
 	printf 'status %s\nstdout [%s]\nstderr [%s]\n' "$status" "$output" "$stderr"
 	[ "$status" -ne 0 ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
@@ -68,7 +68,7 @@ no_path() {
 	mkdir -p "$K/fs"
 	printf 'VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n' >"$K/Makefile"
 	echo 'int ep;' >"$K/fs/eventpoll.c"
-	BASE='' KSRC=$K "$SCRIPTS/source"
+	BASE='' KSRC=$K "$SCRIPTS/steps/source"
 	# shellcheck disable=SC2016 # the child shell's expansions
 	BASE='' KSRC=$K run bash -c '. "$1/lib.sh"; base_dir; tree_dir; build_dir' _ "$SCRIPTS"
 	printf '%s\n' "$output"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# scripts/read-kcsan on KCSAN reports (data/kcsan/races.log, in the
+# scripts/checks/read-kcsan on KCSAN reports (data/kcsan/races.log, in the
 # kernel's format, with printk times and CRs as the serial console has
 # them), against a vmlinux whose nm and addr2line answers are recorded
 # (data/kcsan/nm, data/kcsan/lines): which two functions each report
@@ -26,7 +26,7 @@ setup() {
 }
 
 reports() {
-	PATH=$bin:$PATH run "$SCRIPTS/read-kcsan" "$1" "$BATS_TEST_TMPDIR/vmlinux"
+	PATH=$bin:$PATH run "$SCRIPTS/checks/read-kcsan" "$1" "$BATS_TEST_TMPDIR/vmlinux"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
 	output=$(printf '%s\n' "$output" | sort)
@@ -57,7 +57,7 @@ reports() {
 }
 
 @test "read-kcsan: without vmlinux, one line says what to build" {
-	run "$SCRIPTS/read-kcsan" "$K/races.log" "$BATS_TEST_TMPDIR/none"
+	run "$SCRIPTS/checks/read-kcsan" "$K/races.log" "$BATS_TEST_TMPDIR/none"
 	[ "$status" -eq 1 ]
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == "error: no vmlinux "*": build the KCSAN kernel first (make test-kcsan)" ]]

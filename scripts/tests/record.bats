@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# scripts/record and scripts/summary as make test runs them: one process
+# scripts/checks/record and scripts/checks/summary as make test runs them: one process
 # per check, the count in RESULTS, the base in BASE_LABEL
 
 load helpers
@@ -9,7 +9,7 @@ setup() {
 	: >"$RESULTS"
 }
 
-rec() { "$SCRIPTS/record" "$@"; }
+rec() { "$SCRIPTS/checks/record" "$@"; }
 
 @test "record: the numbering runs across steps and bases" {
 	run rec ok "host: selftest builds"
@@ -38,7 +38,7 @@ ok v6.1" ]
 @test "summary: the plan line, the count and success when all passed" {
 	rec ok a >/dev/null
 	rec ok b >/dev/null
-	run "$SCRIPTS/summary"
+	run "$SCRIPTS/checks/summary"
 	[ "$status" -eq 0 ]
 	[ "$output" = "1..2
 2 passed, 0 failed" ]
@@ -53,7 +53,7 @@ ok v6.1" ]
 	BASE_LABEL=v6.12 rec ok a >/dev/null
 	BASE_LABEL=v6.1 rec fail a >/dev/null
 	BASE_LABEL=v6.1 rec fail b >/dev/null
-	run "$SCRIPTS/summary"
+	run "$SCRIPTS/checks/summary"
 	[ "$status" -eq 1 ]
 	[ "$output" = "# v7.3: 1 passed, 1 failed
 # v6.12: 1 passed, 0 failed
@@ -65,18 +65,18 @@ ok v6.1" ]
 @test "summary: one base gets no per-base line" {
 	BASE_LABEL=v6.12 rec ok a >/dev/null
 	BASE_LABEL=v6.12 rec fail b >/dev/null
-	run "$SCRIPTS/summary"
+	run "$SCRIPTS/checks/summary"
 	[ "$status" -eq 1 ]
 	[ "$output" = "1..2
 1 passed, 1 failed" ]
 }
 
 @test "summary: no check recorded is a failure, not a pass" {
-	run "$SCRIPTS/summary"
+	run "$SCRIPTS/checks/summary"
 	[ "$status" -eq 1 ]
 	grep -q '^error: no checks were recorded' <<<"$output"
 	unset RESULTS
-	run "$SCRIPTS/summary"
+	run "$SCRIPTS/checks/summary"
 	[ "$status" -eq 1 ]
 }
 
@@ -84,7 +84,7 @@ ok v6.1" ]
 	RESULTS=$BATS_TEST_TMPDIR/epoll-disable-results.12345
 	: >"$RESULTS"
 	rec ok a >/dev/null
-	run "$SCRIPTS/summary"
+	run "$SCRIPTS/checks/summary"
 	[ "$status" -eq 0 ]
 	[ ! -e "$RESULTS" ]
 }

@@ -27,7 +27,7 @@ shell_scripts() {
 	grep -q '/.ci/run$' <<<"$output"
 	grep -q '/scripts/tests/helpers.bash$' <<<"$output"
 	grep -q '/scripts/tests/judge_plan.bats$' <<<"$output"
-	not grep -q '/scripts/apply-edits$' <<<"$output"	# perl
+	not grep -q '/scripts/steps/apply-edits$' <<<"$output"	# perl
 	[ "${#lines[@]}" -ge 30 ]
 }
 
