@@ -83,9 +83,7 @@ test-steps:
 	@b=$(firstword $(TEST_BASES)); \
 		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/checks/check-followups $(FOLLOWUPS)
 
-# What make test checks on one base, its checks named after the base: the
-# series, the kernel with it (and configure's negative control), the guest
-# checks, the base without the series
+# make test's steps on one base; BASE_LABEL puts the base in their names
 test-base: deps source
 	@$(S)/checks/check-series
 	@if $(S)/steps/kernel; then \
@@ -105,10 +103,7 @@ test-base: deps source
 	@$(S)/checks/check-warnings
 	@UNPATCHED=1 $(S)/checks/check-guest unpatched
 
-# The guest checks of make test on a kernel with KASAN, lockdep and the
-# other debug checkers (kconfig/Kconfig.debug.fragment); any report on the console
-# fails the run, and a guest that provokes a WARNING must be caught
-## test-debug: make test's guest checks on a kernel with KASAN and lockdep
+## test-debug: guest checks on KASAN and lockdep: see plans/test, plans/warn
 test-debug: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.debug.fragment
 test-debug: deps source
 test-debug-steps:
@@ -120,19 +115,14 @@ test-debug-steps:
 	@TIMEOUT=$(or $(TIMEOUT),2700) $(S)/checks/check-guest test
 	@EXPECT_SPLAT=1 $(S)/checks/check-guest warn
 
-# The data-race checks (scripts/checks/check-kcsan): the guest's load on kernels
-# with KCSAN (kconfig/Kconfig.kcsan.fragment), with the series, without it, and
-# with a deliberately unlocked write in ep_disable(), which must be
-# reported.  Not part of make test: three more builds and slow guests.
-## test-kcsan: data races: three kernels with KCSAN under one load
+# Not part of make test: three more kernels, and slow guests
+## test-kcsan: data races, three kernels with KCSAN: see check-kcsan
 test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.kcsan.fragment
 test-kcsan: deps source
 test-kcsan-steps:
 	@$(S)/checks/check-kcsan
 
-# N rounds in one boot (the selftest, and the naive control), for each
-# -smp count in SMP
-## soak: N rounds of the selftest in one boot, at each -smp in SMP
+## soak: N rounds in one boot, at each -smp in SMP: see plans/soak
 soak: build
 soak-steps:
 	@for smp in $(or $(SMP),1 2 4); do \
@@ -141,38 +131,29 @@ soak-steps:
 			$(S)/checks/check-guest soak; \
 	done
 
-# The stress test once at scale: 10,000 items, 500 readers
-# (scripts/guest/plans/scale); the bytes the writer leaves in 10,000
-# socketpairs need more than 1G
-## scale: the stress test once with 10,000 items and 500 readers
+# MEM: the bytes the writer leaves in 10,000 socketpairs need more than 1G
+## scale: the stress test at 10,000 items, 500 readers: see plans/scale
 scale: build
 scale-steps:
 	@SMP=$(or $(SMP),2) MEM=$(or $(MEM),4G) TIMEOUT=$(or $(TIMEOUT),1800) \
 		$(S)/checks/check-guest scale
 
-# What the op costs, and the deletion protocols side by side, in the guest:
-# CSV, plots and a table in bench/ (scripts/bench/bench).  The kernel gets
-# madvise() from kconfig/Kconfig.bench.fragment, a build of its own
-## bench: what the op costs, the deletion protocols: bench/<base>/
+# The kernel gets madvise() from kconfig/Kconfig.bench.fragment: a build of its own
+## bench: what the op costs, the protocols side by side: see bench/README
 bench: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.bench.fragment
 bench: build
 bench-steps:
 	@$(S)/bench/bench
 
-# A keep-alive HTTP server under wrk in the guest, its reaper closing
-# connections from outside its workers with EPOLL_CTL_DISABLE, deferred
-# reclamation and the naive delete: the checks, their negative controls,
-# and the figures of disable and deferred side by side in bench/SERVER.md
-# (scripts/bench/server).  The kernel gets TCP/IP from kconfig/Kconfig.inet.fragment, a
-# build of its own
-## server: an HTTP server under wrk in the guest: bench/SERVER.md
+# The kernel gets TCP/IP from kconfig/Kconfig.inet.fragment: a build of its own
+## server: an HTTP server under wrk in the guest: see bench/README
 server: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.inet.fragment
 server: build
 server-steps:
 	@$(S)/bench/server || true
 
-# The steps, each a script; every one finds its input where the one before
-# left it (scripts/lib/paths.sh says where).
+# The steps, each a script whose header describes it; every one finds its
+# input where the one before left it (scripts/lib/paths.sh says where).
 ## deps: install from Debian what the steps need (apt-get)
 deps:
 	@$(S)/steps/deps
@@ -189,11 +170,9 @@ configure: apply
 build: configure
 	@$(S)/steps/build
 
-# The series as a reviewer checks it: regenerated from the sources and
-# compared, git am on the pristine base, checkpatch --strict, a build after
-# every patch, sparse and W=1 against the base's own warnings (which need
-# the kernel built with the series and without it)
-## check-series: the series as a reviewer checks it
+# check-warnings compares with the base's warnings: kernel --both builds
+# the kernel with the series and without it first
+## check-series: reviewer's checks: check-series, check-bisect, check-warnings
 check-series: deps source
 check-series-steps:
 	@$(S)/checks/check-series
@@ -202,77 +181,40 @@ check-series-steps:
 	@$(S)/steps/kernel --both || true
 	@$(S)/checks/check-warnings
 
-# The series on the arches the build robots build besides x86_64, as
-# check-bisect builds it there: i386, arm with the OABI entry, arm64 and
-# riscv64 (ARCHES= picks some; scripts/arches/ has a file each), a small
-# kernel on the base and after every patch, with Debian's cross compilers;
-# arm64 booted in QEMU with the selftest, passing with the series and
-# skipping on the base.  Not part of make test (scripts/README: its time).
-## check-arches: each patch built for i386, arm, arm64, riscv64; arm64 booted
+# Not part of make test: its time is in bench/TIMES.md
+## check-arches: each patch on i386, arm, arm64, riscv64: see check-arches
 check-arches: deps source
 check-arches-steps:
 	@$(S)/steps/apply && $(S)/checks/check-arches
 
-# struct epitem as pahole shows it, x86_64 and i386, without the series
-# and with it (scripts/bench/epitem-layout): bench/<base>/epitem-layout.txt
-## epitem-layout: struct epitem (pahole), x86_64 and i386, base and series
+## epitem-layout: struct epitem (pahole), base and series: see epitem-layout
 epitem-layout: deps source
 	@$(S)/steps/apply && $(S)/bench/epitem-layout
 
-# Regenerate patches/<base>/ from the component sources and messages
-## patches: regenerate patches/<base>/ from the sources and messages
+## patches: regenerate patches/<base>/ from the sources: see patches/README
 patches: source
 	@$(S)/patches/gen-patches
 
-# Check the deletion protocol with spin, every interleaving (model/)
-## model: check the deletion protocol with spin (model/)
+## model: the deletion protocol in spin: see check-model
 model: deps
 model-steps:
 	@$(S)/checks/check-model || true
 
-## check-%: % with patches/%/: its checks and their control
-# The follow-ups for other projects, one queue each in patches/<project>/,
-# each on the project's upstream tree: make check-<project> <PROJECT>=DIR
-# (GLIBC=, MUSL=, LIBURING=, STRACE=, MANPAGES=, LTP=, SYZKALLER=) applies
-# the queue with git am at the commit its series file pins and runs the
-# project's own kind of test there, with a negative control: glibc's
-# consts test against the series' header and the base's; musl's and
-# liburing's programs in the guest, passing on the series' kernel and
-# skipping on the base; strace's epoll_ctl test, failing under the
-# machine's strace; the man page's lint and render; LTP's epoll_ctl08 and
-# 09 in the guest, TCONF on the base; syzkaller's syz-sysgen and Go tests
-# at its last vendored commit.  patches/README says more.
-# Each says first whether its tree is given; the kernels it boots are
-# built by scripts/steps/kernel, which fetches the base first.
+## check-%: patches/%/ on the project's tree: see check-%
+# Each says first whether its tree is given (<PROJECT>=DIR); the kernels
+# it boots are built by scripts/steps/kernel, which fetches the base first, so
+# deps is all it needs beforehand
 $(FOLLOWUPS:%=check-%): deps
 export LTP SYZKALLER
-# glusterfs: a real user, GlusterFS's event pool with its queue, on a
-# copy of the tree given as GLUSTERFS=: our scripts/followups/
-# glusterfs_slot_race.c, the reproducer of its 0001, clean with the queue
-# and failing without it; glusterfs_driver.c in the guest takes the
-# DISABLE path on the patched kernel and the fallback on the base, no
-# touch of freed state on either, and is caught with its release broken;
-# not part of make test.
-# ntirpc: NFS-Ganesha's RPC library with its queue, on a copy of the tree
-# given as NTIRPC=: scripts/followups/ntirpc_driver.c on the host (ASan,
-# no op) and in the guest takes the DISABLE path on the patched kernel
-# and the fallback on the base, nothing held on either with the queue,
-# and is caught dropping the event holder's reference too; the figures
-# of every run close its output.
 $(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
 	@$(S)/checks/check-$*
 
-# Build the kernel with each deliberately wrong ep_disable() and show that
-# the guest checks catch it (MUTANTS= picks some; default: all of them)
-## mutants: the guest checks must fail on each wrong ep_disable()
+## mutants: each wrong ep_disable() must fail: see check-mutants
 mutants: deps source
 mutants-steps:
 	@$(S)/checks/check-mutants $(MUTANTS)
 
-# The cache (scripts/steps/cache): what it holds against its cap, and emptying
-# it; every step that makes a tree or a build prunes it to the cap first.
-# make clean removes what the Makefile leaves in the repo and in $TMPDIR.
 ## cache-size: what the cache holds, against its cap
 cache-size:
 	@$(S)/steps/cache size
@@ -289,9 +231,7 @@ clean:
 		kill -0 "$${f##*.}" 2>/dev/null || rm -f "$$f"; \
 	done
 
-# The harness's own tests, on recorded inputs (scripts/tests/): bats and
-# shellcheck, no kernel, no QEMU, no network; make test runs them first
-## check-tools: the harness's own tests: bats and shellcheck, no kernel
+## check-tools: the harness's own tests (bats, shellcheck): see check-tools
 check-tools-steps:
 	@$(S)/checks/check-tools
 
