@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
-#include <time.h>
 
 #include "kselftest_harness.h"
 #include "epoll_disable.h"
@@ -25,7 +24,6 @@
 #define SERVER_TIMEOUT	30
 #endif
 #define CLIENTS		4
-#define SETTLE_S	5	/* for the waiters to catch up */
 
 struct item {
 	struct item_guard g;
@@ -78,31 +76,36 @@ static struct item *item_new(void)
 	return item_arm(it, EPOLL_CTL_ADD) ? NULL : it;
 }
 
-static void *waiter(void *arg)
+/* The owner's part, for the item whose event this thread was handed */
+static void serve(struct item *it)
 {
-	struct epoll_event ev;
-	struct item *it;
 	char buf[256];
 	ssize_t n;
 
-	while (epoll_wait(srv.ep, &ev, 1, -1) == 1 && (it = ev.data.ptr)) {
-		/* Here a canceller may delete the item, but for the op */
-		switch (owner_lock(&it->g)) {
-		case ITEM_DELETED:
-			srv.late++;
-			break;
-		case ITEM_STOPPED:
-			item_delete(it);
-			srv.owner_deletes++;
-			break;
-		case ITEM_HELD:
-			while ((n = read(it->fd[0], buf, sizeof(buf))) > 0)
-				srv.read += n;
-			if (item_arm(it, EPOLL_CTL_MOD))
-				srv.error = errno;
-		}
-		pthread_mutex_unlock(&it->g.lock);
+	/* Here a canceller may delete the item, but for the op */
+	switch (owner_lock(&it->g)) {
+	case ITEM_DELETED:
+		srv.late++;
+		break;
+	case ITEM_STOPPED:
+		item_delete(it);
+		srv.owner_deletes++;
+		break;
+	case ITEM_HELD:
+		while ((n = read(it->fd[0], buf, sizeof(buf))) > 0)
+			srv.read += n;
+		if (item_arm(it, EPOLL_CTL_MOD))
+			srv.error = errno;
 	}
+	pthread_mutex_unlock(&it->g.lock);
+}
+
+static void *waiter(void *arg)
+{
+	struct epoll_event ev;
+
+	while (epoll_wait(srv.ep, &ev, 1, -1) == 1 && ev.data.ptr)
+		serve(ev.data.ptr);
 	return arg;	/* the quit eventfd (data NULL): the test is over */
 }
 
@@ -179,15 +182,19 @@ FIXTURE_TEARDOWN(server)
 }
 
 /*
- * The load; then, the clients gone, every byte written must reach a
- * waiter or have been in its item when the item was deleted (a lost
- * wakeup leaves bytes unread); then every item is deleted.
+ * The load; then quiescence, waited for and never timed: the clients
+ * joined, so nothing is written any more; the waiters woken by the quit
+ * eventfd and joined, each done with the event it held, so every EBUSY
+ * has had its owner's delete; and what is still ready served by this
+ * thread alone, until epoll_wait() has nothing. Then every byte written
+ * must have been read or been in its item when the item was deleted (a
+ * lost wakeup leaves bytes unread), and every item left is deleted.
  */
 TEST_F_TIMEOUT(server, load, SERVER_TIMEOUT)
 {
-	unsigned long unread = 0;
+	struct epoll_event ev;
+	unsigned long unread;
 	struct item *it;
-	time_t end;
 	long i;
 
 	for (i = 0; i < SERVER_WAITERS; i++)
@@ -200,10 +207,13 @@ TEST_F_TIMEOUT(server, load, SERVER_TIMEOUT)
 	atomic_store(&srv.quit, true);
 	for (i = 0; i < CLIENTS; i++)
 		pthread_join(self->clients[i], NULL);
-	end = time(NULL) + SETTLE_S;
-	while (time(NULL) < end &&
-	       (unread = srv.written - srv.read - srv.closed))
-		usleep(1000);
+	ASSERT_EQ(0, eventfd_write(self->quit, 1));
+	for (i = 0; i < SERVER_WAITERS; i++)
+		pthread_join(self->waiters[i], NULL);
+	ASSERT_EQ(0, ctl(srv.ep, EPOLL_CTL_DEL, self->quit));
+	while (epoll_wait(srv.ep, &ev, 1, 0) == 1)
+		serve(ev.data.ptr);
+	unread = srv.written - srv.read - srv.closed;
 	for (i = 0; i < SERVER_ITEMS; i++) {
 		it = srv.slot[i];
 		if (!it)
@@ -212,12 +222,6 @@ TEST_F_TIMEOUT(server, load, SERVER_TIMEOUT)
 		cancel(it);
 		pthread_mutex_unlock(&it->g.lock);
 	}
-	end = time(NULL) + SETTLE_S;
-	while (time(NULL) < end && srv.deleted < srv.made)
-		usleep(1000);
-	ASSERT_EQ(0, eventfd_write(self->quit, 1));
-	for (i = 0; i < SERVER_WAITERS; i++)
-		pthread_join(self->waiters[i], NULL);
 
 	ksft_print_msg("%d items, %d waiters, %d s: %lu bytes, %lu items made\n",
 		       SERVER_ITEMS, SERVER_WAITERS, SERVER_LOAD_S, srv.read, srv.made);
