@@ -85,33 +85,47 @@ static inline int cancel_locked(struct item_guard *g, int ep, int fd)
 	return disable(ep, fd);
 }
 
+/* What the probe found */
+enum probe_found { HAS_DISABLE, NO_DISABLE, PROBE_FAILED };
+
 /*
- * The probe, unless -l or -h runs no test: NULL if this kernel has the op,
- * else why not. DISABLE of a file not in the set is ENOENT (0: the op's,
- * wrong); op 4 unknown is EINVAL, or EFAULT for its NULL event before the
- * series. Another errno (a seccomp filter's EPERM) says nothing of the op.
+ * The probe, unless -l or -h runs no test: DISABLE of an armed EPOLLONESHOT
+ * item, no event. The op answers 0; a kernel without it EINVAL, as for an
+ * unknown op, or EFAULT for the NULL event if it copies an event for every
+ * op but DEL. No other answer means either: it fails the probe, as does a
+ * probe that cannot ask. @why says what was found, if not the op.
  */
-static inline const char *disable_missing(int argc, char **argv)
+static inline enum probe_found probe_for_disable(int argc, char **argv,
+						 char *why, size_t len)
 {
-	static char why[80];
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
 	int ep, sv[2] = { -1, -1 }, err;
 
 	while (--argc > 0)
 		if (!strcmp(argv[argc], "-l") || !strcmp(argv[argc], "-h"))
-			return NULL;
+			return HAS_DISABLE;
 	ep = epoll_create1(0);
-	err = ep < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? errno :
-	      disable(ep, sv[0]);
+	if (ep < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev)) {
+		snprintf(why, len, "EPOLL_CTL_DISABLE probe: setup: %s",
+			 strerror(errno));
+		err = -1;
+	} else {
+		err = disable(ep, sv[0]);
+	}
 	close(sv[0]);
 	close(sv[1]);
 	close(ep);
-	if (err == ENOENT || !err)
-		return NULL;
-	if (err == EINVAL || err == EFAULT)
-		return "EPOLL_CTL_DISABLE not supported by this kernel";
-	snprintf(why, sizeof(why), "EPOLL_CTL_DISABLE probe: %s (errno %d)",
-		 strerror(err), err);
-	return why;
+	if (!err)
+		return HAS_DISABLE;
+	if (err == EINVAL || err == EFAULT) {
+		snprintf(why, len, "EPOLL_CTL_DISABLE not supported by this kernel");
+		return NO_DISABLE;
+	}
+	if (err > 0)
+		snprintf(why, len, "EPOLL_CTL_DISABLE probe answered %s (errno %d)",
+			 strerror(err), err);
+	return PROBE_FAILED;
 }
 
 #endif /* EPOLL_DISABLE_H_ */

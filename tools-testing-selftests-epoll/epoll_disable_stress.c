@@ -240,10 +240,14 @@ TEST_F_TIMEOUT(server, load, SERVER_TIMEOUT)
 /* Not TEST_HARNESS_MAIN: on a kernel without the op it would exit 0 */
 int main(int argc, char **argv)
 {
-	const char *missing = disable_missing(argc, argv);
+	enum probe_found found;
+	char why[96];
 
-	if (missing)
-		ksft_exit_skip("%s\n", missing);
+	found = probe_for_disable(argc, argv, why, sizeof(why));
+	if (found == NO_DISABLE)
+		ksft_exit_skip("%s\n", why);
+	if (found == PROBE_FAILED)
+		ksft_exit_fail_msg("%s\n", why);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return test_harness_run(argc, argv);
 }

@@ -6,9 +6,9 @@
  * The same macros, the same meaning: FIXTURE(), FIXTURE_VARIANT(),
  * FIXTURE_VARIANT_ADD(), FIXTURE_SETUP(), FIXTURE_TEARDOWN(), TEST(),
  * TEST_F(), TEST_F_TIMEOUT(), the EXPECT_*() and ASSERT_*() checks with an
- * optional TH_LOG() after them, SKIP(), ksft_print_msg() and
- * ksft_exit_skip(). Each test runs in a child of its own, under a timeout,
- * and gives one TAP line; the status is 0 if none failed, else 1.
+ * optional TH_LOG() after them, SKIP(), ksft_print_msg(), ksft_exit_skip()
+ * and ksft_exit_fail_msg(). Each test runs in a child of its own, under a
+ * timeout, and gives one TAP line; the status is 0 if none failed, else 1.
  */
 #ifndef __KSELFTEST_HARNESS_H
 #define __KSELFTEST_HARNESS_H
@@ -113,6 +113,17 @@ static inline void ksft_exit_skip(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	exit(KSFT_SKIP);
+}
+
+static inline void ksft_exit_fail_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("Bail out! ");
+	vprintf(fmt, ap);
+	va_end(ap);
+	exit(KSFT_FAIL);
 }
 
 #define TH_LOG(fmt, ...)						\
