@@ -45,6 +45,7 @@ static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 
 	/* Interrupts are on here, as in ep_modify(): epoll_ctl() may sleep */
 	spin_lock_irq(&ep->lock);
+	WARN_ON_ONCE(ep->ovflist != EP_UNACTIVE_PTR);
 	epi->event.events = events & EP_PRIVATE_BITS & ~EPOLLONESHOT;
 	if (ep_is_linked(&epi->rdllink)) {
 		list_del_init(&epi->rdllink);

@@ -12,6 +12,7 @@ static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 		return -EBUSY;
 
 	spin_lock_irq(&ep->lock);
+	WARN_ON_ONCE(ep_is_scanning(ep));
 	epi->event.events = events & EP_PRIVATE_BITS & ~EPOLLONESHOT;
 	if (ep_is_linked(epi)) {
 		list_del_init(&epi->rdllink);

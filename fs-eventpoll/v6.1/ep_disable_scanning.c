@@ -1,0 +1,1 @@
+	WARN_ON_ONCE(ep->ovflist != EP_UNACTIVE_PTR);
