@@ -39,7 +39,7 @@ USERS := glusterfs ntirpc
 export GLUSTERFS NTIRPC
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/checks/summary's count
-SUITES := test test-debug test-kcsan soak scale bench server model \
+SUITES := test test-debug test-kcsan soak flake scale bench server model \
 	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
 	$(USERS:%=check-%)
 $(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
@@ -130,6 +130,13 @@ soak-steps:
 		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),100) * 60 + 300 ))) \
 			$(S)/checks/check-guest soak; \
 	done
+
+## flake: N runs of the selftest under CPU load in one boot: see plans/flake
+flake: build
+flake-steps:
+	@GUEST_ENV="flake=$(or $(N),20)" \
+		TIMEOUT=$(or $(TIMEOUT),$$(( $(or $(N),20) * 60 + 300 ))) \
+		$(S)/checks/check-guest flake
 
 # MEM: the bytes the writer leaves in 10,000 socketpairs need more than 1G
 ## scale: the stress test at 10,000 items, 500 readers: see plans/scale
