@@ -5,7 +5,7 @@
  * How an item is deleted while a waiter may hold its event is a protocol,
  * one file each (proto_<name>.c), which fills in a struct protocol;
  * protocols.h lists them, one line each.  The same objects are linked
- * into the bench (bench_proto.c drives them all) and the server
+ * into the bench (bench_driver.c drives them all) and the server
  * (server_conn.c drives those whose items a connection can be), which
  * are the drivers: they make the items, run the waiters' loop and the
  * canceller, and call a protocol's operations, never its insides.
