@@ -88,6 +88,7 @@
 #include "bench.h"
 #include "bench_driver.h"
 #include "bench_modes.h"
+#include "protocols.h"
 
 static void usage(const char *prog)
 {

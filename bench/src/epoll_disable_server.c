@@ -107,6 +107,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protocols.h"
 #include "server.h"
 
 
@@ -128,7 +129,6 @@ static const char *const fault_names[NR_FAULTS] = {
 
 
 struct server_opt opt = {
-	.protocol = &proto_disable,
 	.wrk = "wrk",
 	.prefix = "",
 };
@@ -405,6 +405,8 @@ int main(int argc, char **argv)
 
 	driver = &conn_driver;
 	read_options(argc, argv);
+	if (!opt.protocol)
+		opt.protocol = protocol_named("disable");
 	have = disable_usable(why, sizeof(why));
 	if (have < 0) {
 		out("not ok 1 - EPOLL_CTL_DISABLE probe: %s", why);
@@ -412,7 +414,7 @@ int main(int argc, char **argv)
 	}
 	if (!have && opt.protocol->needs_disable) {
 		out("# %s: deferred reclamation instead", why);
-		opt.protocol = &proto_deferred;
+		opt.protocol = protocol_named("deferred");
 	}
 	out("# protocol %s, %ld workers; wrk: %ld threads, %ld connections, %ld s; reaper: idle %ld ms, %ld forced closes/s%s%s",
 	    opt.protocol->name, opt.waiters, opt.wrk_threads,

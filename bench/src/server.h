@@ -26,7 +26,7 @@
 #define REQ_MAX		1024
 #define DROP_EVERY	500
 #define MAX_IDLERS	64
-/* uring: each ring's CQEs (P.ring_cq), whatever the connections */
+/* uring: each ring's CQEs (P.queue_len), whatever the connections */
 #define URING_CQ	1024
 
 

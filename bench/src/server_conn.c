@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protocols.h"
 #include "server.h"
 
 
@@ -766,7 +767,7 @@ int setup(void)
 	}
 	P.timeout = WAIT_MS;
 	P.delay_us = opt.delay_us;
-	P.ring_cq = URING_CQ;
+	P.queue_len = URING_CQ;
 	P.free_early = opt.fault == FAULT_EARLY_FREE;
 	P.epfd = epoll_create1(EPOLL_CLOEXEC);
 	P.quitfd = eventfd(0, EFD_CLOEXEC);
