@@ -109,6 +109,8 @@
 
 #include "protocols.h"
 #include "server.h"
+#include "server_conn.h"
+#include "server_threads.h"
 
 
 static const char wrk_script[] =
@@ -128,10 +130,6 @@ static const char *const fault_names[NR_FAULTS] = {
 };
 
 
-struct server_opt opt = {
-	.wrk = "wrk",
-	.prefix = "",
-};
 
 /* The options that take a number: its range, and its value without one */
 
