@@ -7,6 +7,9 @@
  * answers mean for a program that must use the op, and what the bench
  * and the server need to free items safely and to catch a late touch: a
  * quarantine and QSBR.
+ *
+ * It lives in common/, not in bench/src/ or checks/, because both
+ * include it: each points down to common/, neither sideways at the other.
  */
 #ifndef EPOLL_DISABLE_UTIL_H
 #define EPOLL_DISABLE_UTIL_H
