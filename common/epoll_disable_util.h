@@ -105,6 +105,19 @@ static inline unsigned long rnd_next(unsigned long *s)
 	return *s * 2685821657736338717UL;
 }
 
+/*
+ * A decimal option's value in [min, max]: false if the text is not one
+ * (the caller prints its usage)
+ */
+static inline bool parse_long(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return !errno && end != s && !*end && *v >= min && *v <= max;
+}
+
 static inline int cmp_ll(const void *a, const void *b)
 {
 	long long x = *(const long long *)a, y = *(const long long *)b;

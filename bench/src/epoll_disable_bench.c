@@ -138,12 +138,9 @@ static void usage(const char *prog)
 
 static long number(const char *s, long min, long max, const char *prog)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (!parse_long(s, min, max, &v))
 		usage(prog);
 	return v;
 }
