@@ -58,6 +58,14 @@ int client_connect(void)
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
 	if (fd < 0) {
+		/*
+		 * The fd limit reached: ntirpc without 0001 leaks a transport's
+		 * fd with each failed write, and a guest's 1024 fill up within
+		 * the run.  The client waits for fds, as for a refused connect;
+		 * the leak shows in alive= at the end.
+		 */
+		if (errno == EMFILE || errno == ENFILE)
+			return -1;
 		fprintf(stderr, "ntirpc_driver: client socket: %s\n",
 			strerror(errno));
 		exit(2);

@@ -25,7 +25,7 @@ struct clients {
 
 extern struct clients clients;
 
-/* A connection to the service: its fd, or -1 */
+/* A connection to the service: its fd, or -1 (refused, or no fd left) */
 int client_connect(void);
 /* A NULL call, record marked: 0, or -1 */
 int call(int fd, uint32_t xid);
