@@ -40,6 +40,9 @@
  * allows from one it does not, the model tells the right answer from a
  * wrong one, such as 0 from DISABLE for an item whose event was handed out.
  *
+ * The fuzz is epoll_ctl_fuzz_calls.c, the load beside it
+ * epoll_ctl_fuzz_load.c; this file is main(), which calls them.
+ *
  * Negative controls: "-b" drops EBADF from what the fuzz allows, and "-x"
  * gives the sequential phase a wrong model; either run must fail.
  *
@@ -67,424 +70,12 @@
 #include <unistd.h>
 
 #include "epoll_disable_util.h"
-#include "epoll_ctl_fuzz.h"
-
-/* Not in the C library's <sys/epoll.h> of older systems */
-#ifndef EPOLLEXCLUSIVE
-#define EPOLLEXCLUSIVE	0x10000000U
-#endif
-#ifndef EPOLLWAKEUP
-#define EPOLLWAKEUP	0x20000000U
-#endif
-
-
-/*
- * An outcome as a bit: bit 0 is success, bit e is errno e (e < 63), and
- * bit 63 is EALREADY (114), the one answer past them
- */
-unsigned long long outcome(int e)
-{
-	if (e == EALREADY)
-		return 1ULL << 63;
-	return e >= 0 && e < 63 ? 1ULL << e : 0;
-}
-
-struct fuzz_opt opt = {
-	.ops = 200000,
-	.threads = 4,
-	.waiters = 2,
-	.seed = 1,
-	.timeout = 120,
-};
-
-struct slot pool[NR_SLOTS] = {
-	[S_EP_A] = { "epoll set A", K_EPOLL },
-	[S_EP_B] = { "epoll set B", K_EPOLL },
-	[S_EP_OUTER] = { "outer epoll set", K_EPOLL },
-	[S_EP_INNER] = { "inner epoll set", K_EPOLL },
-	[S_EP_CHURN] = { "re-created epoll set", K_EPOLL, G_EPOLL },
-	[S_SOCK_A0] = { "socket A0", K_SOCK },
-	[S_SOCK_A1] = { "socket A1", K_SOCK },
-	[S_SOCK_B0] = { "re-created socket B0", K_SOCK, G_SOCK },
-	[S_SOCK_B1] = { "re-created socket B1", K_SOCK, G_SOCK },
-	[S_EVENTFD] = { "eventfd", K_EVENTFD },
-	[S_EVENTFD_CHURN] = { "re-created eventfd", K_EVENTFD, G_EVENTFD },
-	[S_PIPE_R] = { "pipe read end", K_PIPE_R },
-	[S_PIPE_W] = { "pipe write end", K_PIPE_W },
-	[S_PIPE_CHURN_R] = { "re-created pipe read end", K_PIPE_R, G_PIPE },
-	[S_PIPE_CHURN_W] = { "re-created pipe write end", K_PIPE_W, G_PIPE },
-	[S_FILE] = { "regular file", K_FILE },
-	[S_DEVNULL] = { "/dev/null", K_FILE },
-	[S_CLOSED] = { "closed fd", K_CLOSED },
-	[S_HUGE] = { "fd INT_MAX", K_CLOSED, G_NONE, INT_MAX },
-	[S_NEG] = { "fd -1", K_CLOSED, G_NONE, -1 },
-};
-
-
-static const char *const ptr_name[NR_PTRS] = {
-	[P_GOOD] = "a good event",
-	[P_MISALIGNED] = "a misaligned event",
-	[P_NULL] = "a NULL event",
-	[P_PROT_NONE] = "a PROT_NONE event",
-	[P_ONE] = "event (void *)1",
-	[P_STRADDLE] = "an event running into a PROT_NONE page",
-};
-
-char *guard;		/* a read-write page, then a PROT_NONE one */
-long page_size;
-
-/* What the probe found */
-bool has_disable;		/* EPOLL_CTL_DISABLE is op 4 */
-bool unknown_reads_event;	/* an unknown op copies its event */
-
-
-static const char *const class_name[NR_CLASSES] = {
-	"ADD", "DEL", "MOD", "DISABLE", "unknown",
-};
-
-static int class_of(int op)
-{
-	switch (op) {
-	case EPOLL_CTL_ADD:
-		return C_ADD;
-	case EPOLL_CTL_DEL:
-		return C_DEL;
-	case EPOLL_CTL_MOD:
-		return C_MOD;
-	case EPOLL_CTL_DISABLE:
-		return C_DISABLE;
-	}
-	return C_UNKNOWN;
-}
-
-struct call {
-	int op;
-	int ep;		/* pool slots */
-	int fd;
-	int ptr;
-	unsigned int events;
-};
-
+#include "epoll_ctl_fuzz_common.h"
+#include "epoll_ctl_fuzz_calls.h"
+#include "epoll_ctl_fuzz_load.h"
+#include "epoll_ctl_fuzz_seq.h"
 
 static struct thread *fuzzers, *waiters, writer_thread, churner_thread;
-atomic_bool stop;
-
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
-static char reports[MAX_REPORTS][320];
-static int nr_reports;
-static atomic_ulong helper_errors;
-static char helper_error_msg[256];
-
-unsigned long long rnd(struct thread *th)
-{
-	/* xorshift64* */
-	th->rng ^= th->rng >> 12;
-	th->rng ^= th->rng << 25;
-	th->rng ^= th->rng >> 27;
-	return (th->rng * 0x2545f4914f6cdd1dULL) >> 11;
-}
-
-unsigned int below(struct thread *th, unsigned int n)
-{
-	return rnd(th) % n;
-}
-
-void seed_thread(struct thread *th, unsigned int n)
-{
-	th->rng = (opt.seed + 1ULL) * 0x9e3779b97f4a7c15ULL + n * 0xbf58476dULL;
-	if (!th->rng)
-		th->rng = 1;
-	rnd(th);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-const char *err_name(int err, char *buf, size_t len)
-{
-	static const struct {
-		int err;
-		const char *name;
-	} names[] = {
-		{ 0, "0" }, { EPERM, "EPERM" }, { ENOENT, "ENOENT" },
-		{ EINTR, "EINTR" }, { EBADF, "EBADF" }, { EAGAIN, "EAGAIN" },
-		{ ENOMEM, "ENOMEM" }, { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" },
-		{ EEXIST, "EEXIST" }, { EINVAL, "EINVAL" },
-		{ ENOSPC, "ENOSPC" }, { ELOOP, "ELOOP" },
-		{ EALREADY, "EALREADY" },
-	};
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (names[i].err == err)
-			return names[i].name;
-	snprintf(buf, len, "errno %d", err);
-	return buf;
-}
-
-static void mask_str(unsigned long long mask, char *buf, size_t len)
-{
-	size_t n = 0;
-	char tmp[16];
-	int e;
-
-	buf[0] = '\0';
-	for (e = 0; e < 64 && n < len; e++)
-		if (mask & outcome(e))
-			n += snprintf(buf + n, len - n, "%s%s", n ? "," : "",
-				      err_name(e, tmp, sizeof(tmp)));
-	if (!n)
-		snprintf(buf, len, "nothing");
-}
-
-static const char *op_str(int op, char *buf, size_t len)
-{
-	int c = class_of(op);
-
-	if (c == C_UNKNOWN)
-		snprintf(buf, len, "op %d", op);
-	else
-		snprintf(buf, len, "%s", class_name[c]);
-	return buf;
-}
-
-static void call_str(const struct call *c, char *buf, size_t len)
-{
-	char op[16];
-
-	snprintf(buf, len, "%s on epfd %d (%s), fd %d (%s), events %#x, %s",
-		 op_str(c->op, op, sizeof(op)), pool[c->ep].fd,
-		 pool[c->ep].name, pool[c->fd].fd, pool[c->fd].name,
-		 c->events, ptr_name[c->ptr]);
-}
-
-void helper_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&report_lock);
-	if (!atomic_fetch_add(&helper_errors, 1)) {
-		va_start(ap, fmt);
-		vsnprintf(helper_error_msg, sizeof(helper_error_msg), fmt, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&report_lock);
-}
-
-/* Does the kernel copy the event argument of @op from user space? */
-static bool reads_event(int op)
-{
-	if (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD)
-		return true;
-	if (op == EPOLL_CTL_DEL || (op == EPOLL_CTL_DISABLE && has_disable))
-		return false;
-	return unknown_reads_event;
-}
-
-/*
- * What epoll_ctl() may answer for @op given the event pointer @ptr, on an
- * epfd and fd of these kinds, in the kernel's order: DISABLE's refusal of
- * an event, the event copy, the two fd lookups, the pollable check, the
- * epoll set check, then the op.
- */
-unsigned long long outcomes(int op, int ptr, enum kind ep, enum kind fd,
-			    bool same)
-{
-	if (op == EPOLL_CTL_DISABLE && has_disable && ptr != P_NULL)
-		return outcome(EINVAL);
-	if (ptr >= P_NULL && reads_event(op))
-		return outcome(EFAULT);
-	if (ep == K_CLOSED || fd == K_CLOSED)
-		return outcome(EBADF);
-	if (fd == K_FILE)
-		return outcome(EPERM);
-	if (same || ep != K_EPOLL)
-		return outcome(EINVAL);
-
-	switch (op) {
-	case EPOLL_CTL_ADD:
-		return outcome(0) | outcome(EEXIST) | outcome(EINVAL) |
-		       outcome(ELOOP) | outcome(ENOMEM) | outcome(ENOSPC);
-	case EPOLL_CTL_MOD:
-		return outcome(0) | outcome(ENOENT) | outcome(EINVAL);
-	case EPOLL_CTL_DEL:
-		return outcome(0) | outcome(ENOENT);
-	case EPOLL_CTL_DISABLE:
-		if (has_disable)
-			return outcome(0) | outcome(ENOENT) | outcome(EINVAL) |
-			       outcome(EBUSY) | outcome(EALREADY);
-		break;
-	}
-	return outcome(EINVAL);
-}
-
-static unsigned long long allowed(const struct call *c)
-{
-	const struct slot *ep = &pool[c->ep], *fd = &pool[c->fd];
-	bool same = c->ep == c->fd;
-	int ptr = c->ptr;
-	unsigned long long mask;
-
-	mask = outcomes(c->op, ptr, ep->kind, fd->kind, same);
-	/*
-	 * The churner may have a slot of its own closed right now, or
-	 * closed and re-created between the kernel's lookups of epfd and
-	 * fd, where one slot then names two files of its kind
-	 */
-	if (ep->group) {
-		mask |= outcomes(c->op, ptr, K_CLOSED,
-				 same ? K_CLOSED : fd->kind, same);
-		if (same)
-			mask |= outcomes(c->op, ptr, ep->kind, fd->kind, false);
-	}
-	if (fd->group)
-		mask |= outcomes(c->op, ptr, ep->kind, K_CLOSED, same);
-	if (opt.narrow)
-		mask &= ~outcome(EBADF);
-	return mask;
-}
-
-static void unexpected(struct thread *th, const struct call *c, int ret,
-		       int err, unsigned long long mask)
-{
-	char what[200], got[16], allow[96];
-
-	th->unexpected++;
-	pthread_mutex_lock(&report_lock);
-	if (nr_reports < MAX_REPORTS) {
-		call_str(c, what, sizeof(what));
-		mask_str(mask, allow, sizeof(allow));
-		if (ret && ret != -1)
-			snprintf(got, sizeof(got), "%d", ret);
-		snprintf(reports[nr_reports++], sizeof(reports[0]),
-			 "%s: got %s, allowed %s", what,
-			 ret && ret != -1 ? got :
-			 err_name(err, got, sizeof(got)), allow);
-	}
-	pthread_mutex_unlock(&report_lock);
-}
-
-static unsigned int pick_events(struct thread *th)
-{
-	static const unsigned int base[] = {
-		EPOLLIN, EPOLLOUT, EPOLLIN | EPOLLOUT, EPOLLIN | EPOLLRDHUP,
-		EPOLLIN | EPOLLPRI, EPOLLOUT | EPOLLHUP | EPOLLERR, 0,
-	};
-	unsigned int ev;
-
-	if (!below(th, 16))
-		return rnd(th);		/* any bits at all */
-	ev = base[below(th, ARRAY_SIZE(base))];
-	if (below(th, 4))
-		ev |= EPOLLONESHOT;
-	if (!below(th, 3))
-		ev |= EPOLLET;
-	if (!below(th, 10))
-		ev |= EPOLLEXCLUSIVE;
-	if (!below(th, 10))
-		ev |= EPOLLWAKEUP;
-	return ev;
-}
-
-static int pick_op(struct thread *th)
-{
-	static const int odd[] = {
-		INT_MIN, INT_MAX, -1000, 1000, 0x10001, 0x10004, 0x104,
-	};
-	unsigned int r = below(th, 100);
-
-	if (r < 30)
-		return EPOLL_CTL_DISABLE;
-	if (r < 50)
-		return EPOLL_CTL_ADD;
-	if (r < 65)
-		return EPOLL_CTL_MOD;
-	if (r < 75)
-		return EPOLL_CTL_DEL;
-	if (r < 95)
-		return (int)below(th, 10) - 2;	/* -2 .. 7 */
-	return odd[below(th, ARRAY_SIZE(odd))];
-}
-
-static int pick_ptr(struct thread *th)
-{
-	unsigned int r = below(th, 100);
-
-	if (r < 65)
-		return P_GOOD;
-	if (r < 72)
-		return P_MISALIGNED;
-	return P_NULL + (r - 72) % (NR_PTRS - P_NULL);
-}
-
-static void *fuzzer(void *arg)
-{
-	struct thread *th = arg;
-	struct epoll_event ev;
-	char buf[sizeof(ev) + 1];
-	unsigned long long mask;
-	unsigned long i;
-	struct call c;
-	void *ptr;
-	int ret, err;
-
-	for (i = 0; i < th->ops; i++) {
-		c.op = pick_op(th);
-		c.ep = below(th, 5) ? (int)below(th, NR_EPOLL) :
-				      (int)below(th, NR_SLOTS);
-		c.fd = below(th, NR_SLOTS);
-		c.events = pick_events(th);
-		/* DISABLE refuses an event: mostly give it none, as it wants */
-		c.ptr = c.op == EPOLL_CTL_DISABLE && below(th, 4) ? P_NULL :
-			pick_ptr(th);
-
-		ev.events = c.events;
-		ev.data.u64 = DATA(c.fd);
-		memcpy(buf + 1, &ev, sizeof(ev));
-		switch (c.ptr) {
-		case P_GOOD:
-			ptr = &ev;
-			break;
-		case P_MISALIGNED:
-			ptr = buf + 1;
-			break;
-		case P_NULL:
-			ptr = NULL;
-			break;
-		case P_PROT_NONE:
-			ptr = guard + page_size;
-			break;
-		case P_ONE:
-			ptr = (void *)1;
-			break;
-		default:
-			ptr = guard + page_size - sizeof(ev) / 2;
-			break;
-		}
-
-		atomic_store(&th->cur_op, c.op);
-		atomic_store(&th->cur_ep, c.ep);
-		atomic_store(&th->cur_fd, c.fd);
-		atomic_store(&th->cur_ptr, c.ptr);
-		atomic_store(&th->cur_events, c.events);
-		ret = epoll_ctl(pool[c.ep].fd, c.op, pool[c.fd].fd, ptr);
-		err = ret ? errno : 0;
-		atomic_store(&th->done, i + 1);
-
-		th->count[class_of(c.op)][err >= 0 && err < NR_RESULTS ?
-					  err : NR_RESULTS]++;
-		mask = allowed(&c);
-		if ((ret && ret != -1) || !(mask & outcome(err)))
-			unexpected(th, &c, ret, err, mask);
-	}
-	atomic_store(&th->finished, true);
-	return NULL;
-}
 
 /*
  * Is op 4 EPOLL_CTL_DISABLE here (epoll_disable.h's probe), and does an
@@ -521,21 +112,6 @@ static void on_alarm(int sig)
 	_exit(KSFT_FAIL);
 }
 
-int test_no;
-static int failed;
-
-void result(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d ", ok ? "ok" : "not ok", ++test_no);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	failed += !ok;
-}
-
 /* Did the fuzz reach every answer DISABLE has? */
 static void disable_coverage(const unsigned long *n)
 {
@@ -564,43 +140,12 @@ static bool join(struct thread *th, const struct timespec *deadline)
 	return !pthread_timedjoin_np(th->tid, NULL, deadline);
 }
 
-static void print_counts(unsigned long count[NR_CLASSES][NR_RESULTS + 1])
+static double now(void)
 {
-	char line[512], tmp[16];
-	unsigned long total;
-	int c, e;
-	size_t n;
+	struct timespec ts;
 
-	for (c = 0; c < NR_CLASSES; c++) {
-		total = 0;
-		n = 0;
-		for (e = 0; e <= NR_RESULTS; e++) {
-			if (!count[c][e])
-				continue;
-			total += count[c][e];
-			n += snprintf(line + n, sizeof(line) - n, " %s %lu,",
-				      e == NR_RESULTS ? "other" :
-				      err_name(e, tmp, sizeof(tmp)),
-				      count[c][e]);
-			if (n >= sizeof(line))
-				break;
-		}
-		if (n && n < sizeof(line))
-			line[n - 1] = '\0';
-		printf("# %-7s %8lu:%s\n", class_name[c], total, n ? line : "");
-	}
-	line[0] = '\0';
-	n = 0;
-	for (e = 0; e <= NR_RESULTS && n < sizeof(line); e++) {
-		total = 0;
-		for (c = 0; c < NR_CLASSES; c++)
-			total += count[c][e];
-		if (total)
-			n += snprintf(line + n, sizeof(line) - n, "%s%s %lu",
-				      n ? ", " : "", e == NR_RESULTS ? "other" :
-				      err_name(e, tmp, sizeof(tmp)), total);
-	}
-	printf("# by result: %s\n", line);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void print_usage(const char *prog)
@@ -625,12 +170,9 @@ static void print_usage(const char *prog)
 
 static long number(const char *s, long min, long max, const char *prog)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (!parse_long(s, min, max, &v))
 		print_usage(prog);
 	return v;
 }
@@ -681,7 +223,6 @@ int main(int argc, char **argv)
 	char what[200];
 	const char *why;
 	double t0, took;
-	struct call cur;
 
 	parse(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -729,12 +270,7 @@ int main(int argc, char **argv)
 		if (join(&fuzzers[i], &deadline))
 			continue;
 		hung = true;
-		cur.op = atomic_load(&fuzzers[i].cur_op);
-		cur.ep = atomic_load(&fuzzers[i].cur_ep);
-		cur.fd = atomic_load(&fuzzers[i].cur_fd);
-		cur.ptr = atomic_load(&fuzzers[i].cur_ptr);
-		cur.events = atomic_load(&fuzzers[i].cur_events);
-		call_str(&cur, what, sizeof(what));
+		fuzzer_call_str(&fuzzers[i], what, sizeof(what));
 		printf("# fuzzer %d hung after %lu of %lu ops, last in %s\n",
 		       i, atomic_load(&fuzzers[i].done), fuzzers[i].ops, what);
 	}
@@ -780,11 +316,7 @@ int main(int argc, char **argv)
 	printf("# %lu epoll_wait() calls got %lu events\n", wait_calls, events);
 	printf("# %lu reads and writes, %lu files re-created\n",
 	       writer_thread.calls, churner_thread.calls);
-	for (i = 0; i < nr_reports; i++)
-		printf("# unexpected: %s\n", reports[i]);
-	if (unexpected_calls > (unsigned long)nr_reports)
-		printf("# ... and %lu more unexpected results\n",
-		       unexpected_calls - nr_reports);
+	print_reports(unexpected_calls);
 	if (atomic_load(&helper_errors))
 		printf("# %lu helper errors, first: %s\n",
 		       atomic_load(&helper_errors), helper_error_msg);
@@ -810,7 +342,7 @@ int main(int argc, char **argv)
 		printf("# sequential: %s\n", why);
 	result(!why, "sequential: every answer and report as the model says");
 	sequential_coverage();
-	printf("# Totals: pass:%d fail:%d\n", test_no - failed, failed);
+	printf("# Totals: pass:%d fail:%d\n", test_no - nr_failed, nr_failed);
 
 	alarm(0);
 	if (hung)
@@ -818,5 +350,5 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_SLOTS; i++)
 		if (pool[i].kind != K_CLOSED)
 			close(pool[i].fd);
-	return failed ? KSFT_FAIL : KSFT_PASS;
+	return nr_failed ? KSFT_FAIL : KSFT_PASS;
 }

@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "epoll_disable_util.h"
-#include "epoll_ctl_fuzz.h"
+#include "epoll_ctl_fuzz_common.h"
+#include "epoll_ctl_fuzz_load.h"
 
 static const int group_slot[NR_GROUPS] = {
 	[G_EPOLL] = S_EP_CHURN,

@@ -30,7 +30,8 @@
 #include <unistd.h>
 
 #include "epoll_disable_util.h"
-#include "epoll_ctl_fuzz.h"
+#include "epoll_ctl_fuzz_common.h"
+#include "epoll_ctl_fuzz_seq.h"
 
 #define SEQ_ITEMS	4
 #define SEQ_OPS		20000

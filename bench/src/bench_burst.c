@@ -42,6 +42,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_driver.h"
+#include "bench_modes.h"
 
 /* An item's buffer: 2^BUF_MIN_SHIFT to 2^BUF_MAX_SHIFT - 1 bytes */
 #define BUF_MIN_SHIFT	9
@@ -88,8 +90,6 @@ static double clock_pair_ns(void)
 static struct {
 	int base, peak;
 	atomic_int live;	/* items in B.slots[0, live) */
-	atomic_ulong state;	/* bytes of buffers not yet freed */
-	atomic_llong last_free;	/* when the latest buffer was freed */
 	long long shrink_start;	/* the first decision to delete */
 	unsigned long state_peak;
 	struct mem at_peak;
@@ -146,39 +146,6 @@ static size_t buf_size(unsigned long *s)
 	return (1UL << shift) + rnd_next(s) % (1UL << shift);
 }
 
-/* A connection's buffer, resident as one that has been used */
-static int state_alloc(struct item *it, size_t len)
-{
-	struct bench_item *b = bench_of(it);
-	size_t i;
-
-	b->buf = malloc(len);
-	if (!b->buf)
-		return -1;
-	for (i = 0; i < len; i += page_size())
-		b->buf[i] = 1;
-	b->buf[len - 1] = 1;
-	b->buf_len = len;
-	atomic_fetch_add(&burst.state, len);
-	return 0;
-}
-
-/* At the item's reclaimed(): its protocol says the memory may go */
-void burst_state_free(struct item *it)
-{
-	struct bench_item *b = bench_of(it);
-	long long t, last;
-
-	free(b->buf);
-	b->buf = NULL;
-	atomic_fetch_sub(&burst.state, b->buf_len);
-	t = now_ns();
-	last = atomic_load(&burst.last_free);
-	while (t > last &&
-	       !atomic_compare_exchange_weak(&burst.last_free, &last, t))
-		;
-}
-
 /* A new item with its buffer, in the next slot: the writer may pick it */
 static int burst_add(void)
 {
@@ -188,7 +155,7 @@ static int burst_add(void)
 
 	if (!it)
 		return -1;
-	if (state_alloc(it, buf_size(&burst.seed))) {
+	if (item_buf_alloc(it, buf_size(&burst.seed))) {
 		error_at("no memory for a buffer");
 		return -1;
 	}
@@ -253,7 +220,7 @@ static void *burst_deleter(void *arg)
 		if (burst_add())
 			goto out;
 	}
-	burst.state_peak = atomic_load(&burst.state);
+	burst.state_peak = atomic_load(&B.buf_bytes);
 	mem_now(&burst.at_peak);
 	burst.shrink_start = now_ns();
 	time_dels = true;
@@ -362,7 +329,7 @@ static void burst_report(int waiters, long unfreed, const struct mem *after,
 	    P.protocol->name, waiters, burst.base, burst.peak, k,
 	    v[(k - 1) / 2] / 1e3, v[(k - 1) * 99 / 100] / 1e3,
 	    v[k - 1] / 1e3,
-	    (atomic_load(&burst.last_free) - burst.shrink_start) / 1e6, unfreed,
+	    (atomic_load(&B.last_buf_free) - burst.shrink_start) / 1e6, unfreed,
 	    burst.state_peak / 1024, burst.at_peak.rss, burst.at_peak.heap,
 	    after->rss, after->heap, after->arena, trimmed->rss, B.dels,
 	    B.del_ns / 1e6, B.dels * clock_pair_ns() / 1e6);
@@ -385,8 +352,8 @@ static void run_burst(const struct protocol *protocol, int waiters,
 	P.n = burst.base;
 	P.timeout = timeout;
 	atomic_store(&burst.live, 0);
-	atomic_store(&burst.state, 0);
-	atomic_store(&burst.last_free, 0);
+	atomic_store(&B.buf_bytes, 0);
+	atomic_store(&B.last_buf_free, 0);
 	burst.seed = opt.seed * 0xbf58476d1ce4e5b9UL + 7;
 	raise_nofile((rlim_t)4 * burst.peak + 256);
 	if (burst_setup()) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_modes.h"
 
 enum op { OP_DISABLE_ARMED, OP_DISABLE_DELIVERED, OP_MOD, OP_DEL, OP_ADD,
 	  OP_DISABLE_DEL, OP_DEL_DISABLED, OP_DEL_MISSING, NR_OPS };

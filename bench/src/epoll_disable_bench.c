@@ -19,7 +19,7 @@
  * saying what it does: disable (EPOLL_CTL_DISABLE), global (one mutex),
  * deferred (QSBR), slots (generation-checked slots, epoll_data a slot's
  * index and generation), uring (no epoll: io_uring) and naive (unsafe).
- * bench_proto.c drives them.
+ * bench_driver.c drives them, for bench_proto.c and bench_burst.c.
  *
  * A waiter blocked in epoll_wait() cannot be taken for quiescent: the
  * wait may already have taken the event of an item that is deleted
@@ -86,58 +86,9 @@
 #include <unistd.h>
 
 #include "bench.h"
-
-struct bench_opt opt = {
-	.mode = MODE_PROTO,
-	.runs = 1,
-	.seconds = 2,
-	.iterations = 20000,
-	.batch = 100,
-	.seed = 1,
-	.prefix = "",
-};
-
-bool has_disable;
-int exit_status;
-
-/* One line of output: the prefix, then the text */
-void bench_vout(const char *fmt, va_list ap)
-{
-	fputs(opt.prefix, stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-}
-
-void bench_vfail(const char *fmt, va_list ap)
-{
-	char buf[256];
-
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	out("# FAIL %s", buf);
-	exit_status = 1;
-}
-
-/* Raise RLIMIT_NOFILE to @need if we may; returns the soft limit */
-rlim_t raise_nofile(rlim_t need)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return 1024;
-	if (rl.rlim_cur >= need)
-		return rl.rlim_cur;
-	rl.rlim_cur = need;
-	if (rl.rlim_max < need)
-		rl.rlim_max = need;	/* root only; fails otherwise */
-	if (setrlimit(RLIMIT_NOFILE, &rl)) {
-		getrlimit(RLIMIT_NOFILE, &rl);
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	getrlimit(RLIMIT_NOFILE, &rl);
-	return rl.rlim_cur;
-}
-
+#include "bench_driver.h"
+#include "bench_modes.h"
+#include "protocols.h"
 
 static void usage(const char *prog)
 {
@@ -187,12 +138,9 @@ static void usage(const char *prog)
 
 static long number(const char *s, long min, long max, const char *prog)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
+	if (!parse_long(s, min, max, &v))
 		usage(prog);
 	return v;
 }

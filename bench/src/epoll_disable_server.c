@@ -107,7 +107,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "protocols.h"
 #include "server.h"
+#include "server_conn.h"
+#include "server_threads.h"
 
 
 static const char wrk_script[] =
@@ -127,11 +130,6 @@ static const char *const fault_names[NR_FAULTS] = {
 };
 
 
-struct server_opt opt = {
-	.protocol = &proto_disable,
-	.wrk = "wrk",
-	.prefix = "",
-};
 
 /* The options that take a number: its range, and its value without one */
 
@@ -405,6 +403,8 @@ int main(int argc, char **argv)
 
 	driver = &conn_driver;
 	read_options(argc, argv);
+	if (!opt.protocol)
+		opt.protocol = protocol_named("disable");
 	have = disable_usable(why, sizeof(why));
 	if (have < 0) {
 		out("not ok 1 - EPOLL_CTL_DISABLE probe: %s", why);
@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 	}
 	if (!have && opt.protocol->needs_disable) {
 		out("# %s: deferred reclamation instead", why);
-		opt.protocol = &proto_deferred;
+		opt.protocol = protocol_named("deferred");
 	}
 	out("# protocol %s, %ld workers; wrk: %ld threads, %ld connections, %ld s; reaper: idle %ld ms, %ld forced closes/s%s%s",
 	    opt.protocol->name, opt.waiters, opt.wrk_threads,

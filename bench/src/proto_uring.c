@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "epoll_disable_uring.h"
 #include "protocol.h"
 
 struct item_uring {
@@ -109,7 +110,7 @@ static int uring_add(struct item *it)
  * most this many SQEs in flight at once (more wait for the next submit),
  * and room for this many completions per item it polls, up to a cap: a
  * fuller CQ ends multishot polls, which the waiter then re-arms.  A
- * driver whose items come and go (the server) sets P.ring_cq instead.
+ * driver whose items come and go (the server) sets P.queue_len instead.
  */
 #define URING_SQ		64
 #define URING_CQ_PER_ITEM	4
@@ -251,8 +252,8 @@ static void *uring_waiter(struct waiter *w)
 
 	cq = cq < URING_CQ_MIN ? URING_CQ_MIN : cq > URING_CQ_MAX ?
 	     URING_CQ_MAX : cq;
-	if (P.ring_cq)
-		cq = P.ring_cq;
+	if (P.queue_len)
+		cq = P.queue_len;
 	err = home_open(home_of(w), URING_SQ, cq, &w->sys, P.quitfd);
 	if (err) {
 		error_at("io_uring_setup: %s", strerror(err));
@@ -289,7 +290,7 @@ static void uring_started(void)
 static int uring_canceller_begin(void)
 {
 	int err = ring_open(&cring, URING_SQ,
-			    P.ring_cq ? P.ring_cq : URING_CQ_MIN,
+			    P.queue_len ? P.queue_len : URING_CQ_MIN,
 			    &P.canceller_sys);
 
 	if (err) {

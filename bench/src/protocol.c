@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the protocols share, linked into every driver: the list of
- * protocols, the run's state P, the owner's step of the protocols that
- * lock the item, and the functions protocol.h declares, which reach the
- * driver through its struct driver.
+ * What the protocols share, linked into every driver: the run's state P,
+ * the owner's step of a protocol that locks the item, and the functions
+ * protocol.h declares, which reach the driver through its struct driver.
+ * It names no protocol (the registry, protocols.c, does).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,24 +16,6 @@
 
 struct run P;
 const struct driver *driver;
-
-const struct protocol *const protocols[] = {
-#define PROTOCOL(name)	&proto_##name,
-#include "protocols.h"
-#undef PROTOCOL
-};
-
-const unsigned int nr_protocols = ARRAY_SIZE(protocols);
-
-const struct protocol *protocol_named(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < nr_protocols; i++)
-		if (!strcmp(name, protocols[i]->name))
-			return protocols[i];
-	return NULL;
-}
 
 void out(const char *fmt, ...)
 {

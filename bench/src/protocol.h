@@ -4,11 +4,13 @@
  *
  * How an item is deleted while a waiter may hold its event is a protocol,
  * one file each (proto_<name>.c), which fills in a struct protocol;
- * protocols.h lists them, one line each.  The same objects are linked
- * into the bench (bench_proto.c drives them all) and the server
- * (server_conn.c drives those whose items a connection can be), which
- * are the drivers: they make the items, run the waiters' loop and the
- * canceller, and call a protocol's operations, never its insides.
+ * protocols.h lists them, one line each, and is the only header that
+ * names one: this one names none, nor includes a protocol's own header.
+ * The same objects are linked into the bench (bench_driver.c drives
+ * them all) and the server (server_conn.c drives those whose items a
+ * connection can be), which are the drivers: they make the items, run
+ * the waiters' loop and the canceller, and call a protocol's operations,
+ * never its insides.
  *
  * A protocol sees of its driver only what this header declares: struct
  * item, struct waiter and the run's state P, whose fields every driver
@@ -37,7 +39,6 @@
 #include <sys/epoll.h>
 
 #include "epoll_disable_util.h"
-#include "epoll_disable_uring.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -83,7 +84,7 @@ struct waiter {
 	atomic_ulong stale;	/* an event of an item already deleted */
 	atomic_ulong owner_deletes;	/* deleted by the event's holder */
 	atomic_ulong kicks;	/* -T -1: woken by a signal */
-	atomic_ulong sys;	/* io_uring_enter() and epoll_*() calls */
+	atomic_ulong sys;	/* system calls: sys_call() */
 	atomic_ulong empty;	/* no set: a ready item whose read found nothing */
 } __attribute__((aligned(CACHELINE)));
 
@@ -111,16 +112,22 @@ struct run {
 	/* the driver's fields before an item in its block: item_alloc() */
 	size_t item_off;
 	int delay_us;		/* the waiters' sleep before an event */
-	unsigned int ring_cq;	/* uring: each ring's CQEs; 0: from n */
+	/*
+	 * For a driver whose items come and go (the server): how many
+	 * completions a protocol's queue per thread holds; 0: the
+	 * protocol's own choice, from n
+	 */
+	unsigned int queue_len;
 	/*
 	 * Fault control, a driver's negative control of its late-touch
 	 * check: free an item the canceller deleted before its waiter is
-	 * done with it (uring: at the cancel, not at the poll's end)
+	 * done with it (a protocol that frees at a later step: at the
+	 * cancel)
 	 */
 	bool free_early;
-	atomic_ulong busy;	/* DISABLE answered EBUSY */
+	atomic_ulong busy;	/* cancels that left the item to its holder */
 	atomic_ulong deletions;
-	atomic_ulong canceller_sys;	/* its io_uring_enter(), epoll_*() */
+	atomic_ulong canceller_sys;	/* the canceller's system calls */
 };
 
 extern struct run P;
@@ -143,8 +150,8 @@ struct protocol {
 	 */
 	bool set_lock;
 	/*
-	 * Its items are in no epoll set: it polls them itself (uring's
-	 * rings), and its waiters report one ready with item_ready(), which
+	 * Its items are in no epoll set: it polls them itself, and its
+	 * waiters report one ready with item_ready(), which
 	 * re-arms nothing; item_del() leaves P.epfd alone
 	 */
 	bool no_set;
@@ -222,15 +229,6 @@ struct protocol {
 	void (*teardown)(void);
 };
 
-#define PROTOCOL(name)	extern const struct protocol proto_##name;
-#include "protocols.h"
-#undef PROTOCOL
-
-extern const struct protocol *const protocols[];
-extern const unsigned int nr_protocols;
-
-const struct protocol *protocol_named(const char *name);
-
 /*
  * The driver: what the functions below do in a program.  Each driver
  * fills one in, with functions of its own names, and sets driver to it
@@ -261,7 +259,7 @@ extern const struct driver *driver;
 void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void error_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Count one io_uring_enter() or epoll_*() call, just before it */
+/* Count one system call of the protocol's (epoll_*(), say), just before it */
 void sys_call(void);
 /* EPOLL_CTL_ADD of @it with @data: 0, or the errno */
 int item_add(struct item *it, epoll_data_t data);
@@ -293,7 +291,7 @@ bool item_handle(struct waiter *w, struct item *it, epoll_data_t data,
  * it->g.stop under the item's lock, and the caller deletes and frees it.
  */
 bool item_ready(struct waiter *w, struct item *it);
-/* A waiter's ring took a new item sent to it */
+/* A waiter of a protocol with no set took an item handed to it */
 void item_adopt(struct item *it);
 /* The drivers': the epoll_data a new item is added with */
 static inline epoll_data_t item_data(struct item *it)
@@ -333,7 +331,10 @@ static inline void count(atomic_ulong *c)
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
-/* disable and naive: the owner's step, under the item's lock */
+/*
+ * The owner's step for a protocol whose waiters take the item's lock: the
+ * event handled under it, or the item deleted if a canceller marked it
+ */
 void locked_event(struct waiter *w, epoll_data_t data);
 /* Wake a waiter out of epoll_wait() with SIGUSR1: it fails with EINTR */
 void kick(struct waiter *w);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the server's files share: the options, a connection (struct
- * conn, around the protocols' struct item), the server's state S and the
- * functions the files call across.  epoll_disable_server.c runs wrk,
- * reports and checks; server_conn.c is the connections' life: the
- * driver of the protocols (protocol.h), the waiters, the acceptor, the
- * reaper and the books.
+ * What every file of the server shares (server.c): the options, a
+ * connection (struct conn, around the protocols' struct item) and the
+ * server's state S.  epoll_disable_server.c parses the options, runs wrk,
+ * reports and checks; it calls the threads (server_threads.c) and the
+ * driver (server_conn.c), which calls the books (server_books.c) and
+ * the HTTP (server_http.c); none of them calls main()'s file.
  */
 #ifndef EPOLL_DISABLE_SERVER_H
 #define EPOLL_DISABLE_SERVER_H
@@ -26,7 +26,7 @@
 #define REQ_MAX		1024
 #define DROP_EVERY	500
 #define MAX_IDLERS	64
-/* uring: each ring's CQEs (P.ring_cq), whatever the connections */
+/* uring: each ring's CQEs (P.queue_len), whatever the connections */
 #define URING_CQ	1024
 
 
@@ -108,22 +108,10 @@ struct server {
 
 extern struct server S;
 
-/* Freed connections, poisoned, and how often each id was freed */
+/* How often each connection id was freed */
 extern unsigned char *freed;
 
+/* Count one, relaxed */
 void inc(atomic_ulong *c);
-
-/* server_conn.c: the driver of the protocols, and the connections' life */
-extern const struct driver conn_driver;
-const struct protocol *conn_protocol(const char *name);
-void conn_protocol_names(char *buf, size_t len);
-bool receive(struct conn *c);
-void table_add_locked(struct item *it);
-void *worker(void *arg);
-void *acceptor(void *arg);
-void *reaper(void *arg);
-void *idler(void *arg);
-int setup(void);
-void stop(pthread_t acc, pthread_t can, pthread_t idl);
 
 #endif /* EPOLL_DISABLE_SERVER_H */

@@ -13,9 +13,9 @@
  * is 1 s, so svc_rqst_clean_idle() (run by the loop every 1024 wakeups)
  * destroys the transports idle that long.
  *
- * The load: clients (-t threads) connect, make 1 to 3 NULL calls and
- * close, some before their reply arrives, some after leaving the
- * connection idle for the cleaner; destroyers (-d threads) SVC_DESTROY
+ * The load: clients (-t threads, ntirpc_clients.c) connect, make 1 to 3
+ * NULL calls and close, some before their reply arrives, some after
+ * leaving the connection idle for the cleaner; destroyers (-d threads) SVC_DESTROY
  * live transports at random from the server side while their events
  * fire.  The driver holds its own reference on every transport it is
  * told of (rendezvous_cb), and drops it when it destroys the transport
@@ -87,22 +87,19 @@
 #include <rpc/svc.h>
 #include <rpc/svc_rqst.h>
 
+#include "ntirpc_clients.h"
+
 #ifndef EPOLL_CTL_DISABLE
 #define EPOLL_CTL_DISABLE 4
 #endif
 
-#define PROG	0x20004848
-#define VERS	1
 #define MAXX	4096
 
 static int nchan = 4, nclients = 4, ndestroyers = 1, secs = 5, broken;
 static const char *label;
-static int repro;
-static long maxconns;
-static char path[108];
 
-static atomic_long conns, calls, replies, destroys, created, freed, negref;
-static atomic_long freed_held, refused;
+static atomic_long calls, destroys, created, freed, negref;
+static atomic_long freed_held;
 static atomic_long dis_ok, dis_busy, dis_already, dis_other;
 static atomic_int stop;
 
@@ -406,101 +403,6 @@ static void *watcher(void *arg)
 	return NULL;
 }
 
-/* A NULL call, record marked */
-static int call(int fd, uint32_t xid)
-{
-	uint32_t m[11] = {
-		htonl(0x80000000 | 40), htonl(xid), 0, htonl(2),
-		htonl(PROG), htonl(VERS), 0, 0, 0, 0, 0
-	};
-
-	return write(fd, m, sizeof(m)) == sizeof(m) ? 0 : -1;
-}
-
-static int reply(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char b[256];
-
-	if (poll(&p, 1, 500) != 1)
-		return -1;
-	return read(fd, b, sizeof(b)) > 0 ? 0 : -2;	/* closed on us */
-}
-
-static int client_connect(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	if (fd < 0)
-		fail("client socket");
-	strcpy(sa.sun_path, path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static void *client(void *arg)
-{
-	unsigned int seed = (unsigned int)(long)arg;
-	int idle[4] = { -1, -1, -1, -1 };
-	long idle_t[4] = { 0 };
-	uint32_t xid = seed << 20;
-	int i, n;
-
-	while (!atomic_load(&stop) &&
-	       (!maxconns || atomic_load(&conns) < maxconns)) {
-		int fd = client_connect();
-		int r = repro ? 0 : rand_r(&seed) % 16;
-
-		if (fd < 0) {
-			usleep(1000);
-			continue;
-		}
-		atomic_fetch_add(&conns, 1);
-		n = 1 + rand_r(&seed) % 3;
-		for (i = 0; i < n; i++) {
-			if (call(fd, ++xid))
-				break;
-			if (r == 0)
-				break;	/* close before the reply */
-			switch (reply(fd)) {
-			case 0:
-				atomic_fetch_add(&replies, 1);
-				break;
-			case -2:
-				/* closed by the server before any reply: the
-				 * transport never made (see the header) */
-				if (!i)
-					atomic_fetch_add(&refused, 1);
-				break;
-			}
-		}
-		if (r == 1) {
-			/* left idle: the cleaner's, or closed in 3 s */
-			i = rand_r(&seed) % 4;
-			if (idle[i] >= 0)
-				close(idle[i]);
-			idle[i] = fd;
-			idle_t[i] = now_ns();
-			continue;
-		}
-		close(fd);
-		for (i = 0; i < 4; i++)
-			if (idle[i] >= 0 &&
-			    now_ns() - idle_t[i] > 3000000000L) {
-				close(idle[i]);
-				idle[i] = -1;
-			}
-	}
-	for (i = 0; i < 4; i++)
-		if (idle[i] >= 0)
-			close(idle[i]);
-	return NULL;
-}
-
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -573,12 +475,12 @@ int main(int argc, char **argv)
 			label = optarg;
 			break;
 		case 'n':
-			maxconns = atol(optarg);
+			clients.maxconns = atol(optarg);
 			break;
 		case 'r':
 			/* the leak's reproducer: one client, no destroyer,
 			 * every call's connection closed before its reply */
-			repro = 1;
+			clients.repro = 1;
 			nclients = 1;
 			ndestroyers = 0;
 			break;
@@ -615,9 +517,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	snprintf(path, sizeof(path), "/tmp/ntirpc_driver.%d", getpid());
-	unlink(path);
-	strcpy(sa.sun_path, path);
+	snprintf(clients.path, sizeof(clients.path), "/tmp/ntirpc_driver.%d",
+		 getpid());
+	unlink(clients.path);
+	strcpy(sa.sun_path, clients.path);
 	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)))
 		fail("listener");
@@ -657,6 +560,7 @@ int main(int argc, char **argv)
 	rss0 = rss_kb();
 	t0 = now_ns();
 
+	clients.stop = &stop;
 	for (i = 0; i < nclients; i++)
 		if (pthread_create(&cl[i], NULL, client, (void *)(long)(i + 1)))
 			fail("client thread");
@@ -668,7 +572,8 @@ int main(int argc, char **argv)
 	    pthread_create(&wa, NULL, watcher, NULL))
 		fail("thread");
 	while (now_ns() - t0 < secs * 1000000000L &&
-	       (!maxconns || atomic_load(&conns) < maxconns))
+	       (!clients.maxconns ||
+		atomic_load(&clients.conns) < clients.maxconns))
 		usleep(20000);
 	atomic_store(&stop, 1);
 	for (i = 0; i < nclients; i++)
@@ -721,8 +626,8 @@ int main(int argc, char **argv)
 	}
 	printf("ntirpc_driver%s%s%s: conns=%ld calls=%ld replies=%ld refused=%ld destroys=%ld created=%ld freed=%ld alive=%ld fds=%d negref=%ld freed_held=%ld disable=0:%ld,EBUSY:%ld,EALREADY:%ld,other:%ld del_held=%ld dis0_held=%ld dropped=%ld free_us_p50=%.1f free_us_p99=%.1f rss_kb=%ld secs=%.1f%s\n",
 	       label ? "[" : "", label ? label : "", label ? "]" : "",
-	       atomic_load(&conns), atomic_load(&calls),
-	       atomic_load(&replies), atomic_load(&refused),
+	       atomic_load(&clients.conns), atomic_load(&calls),
+	       atomic_load(&clients.replies), atomic_load(&clients.refused),
 	       atomic_load(&destroys),
 	       atomic_load(&created), atomic_load(&freed), alive, fds,
 	       atomic_load(&negref), atomic_load(&freed_held), atomic_load(&dis_ok),
@@ -732,7 +637,7 @@ int main(int argc, char **argv)
 	       rss_kb() - rss0, (now_ns() - t0) / 1e9,
 	       broken == 1 ? " (broken: -b)" : broken ? " (broken: -B)" : "");
 	fflush(stdout);
-	unlink(path);
+	unlink(clients.path);
 	/* the work pool never returns: leave without svc_shutdown() */
 	_exit(alive || fds > 0 || atomic_load(&negref) ||
 	      atomic_load(&freed_held) ||

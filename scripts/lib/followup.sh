@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The follow-up checks' common opening (scripts/check-<project>): the
+# The follow-up checks' common opening (scripts/checks/check-<project>): the
 # project's upstream tree at the commit its queue pins, the queue applied
 # with git am, in a cache directory of its own, under a lock.  Sourced
 # after lib.sh.

@@ -7,6 +7,9 @@
  * answers mean for a program that must use the op, and what the bench
  * and the server need to free items safely and to catch a late touch: a
  * quarantine and QSBR.
+ *
+ * It lives in common/, not in bench/src/ or checks/, because both
+ * include it: each points down to common/, neither sideways at the other.
  */
 #ifndef EPOLL_DISABLE_UTIL_H
 #define EPOLL_DISABLE_UTIL_H
@@ -100,6 +103,19 @@ static inline unsigned long rnd_next(unsigned long *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return *s * 2685821657736338717UL;
+}
+
+/*
+ * A decimal option's value in [min, max]: false if the text is not one
+ * (the caller prints its usage)
+ */
+static inline bool parse_long(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return !errno && end != s && !*end && *v >= min && *v <= max;
 }
 
 static inline int cmp_ll(const void *a, const void *b)

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the fuzzer's files share: the options, the per-thread state and
- * its random numbers, the pool of files, what the contract allows, the
- * probe's findings, the TAP lines.  epoll_ctl_fuzz.c is the fuzz and
- * main(), epoll_ctl_fuzz_load.c the load beside it and the pool's setup,
- * epoll_ctl_fuzz_seq.c the sequential phase.
+ * What every file of the fuzzer shares (epoll_ctl_fuzz_common.c): the
+ * options, the per-thread state and its random numbers, the pool of
+ * files, what the contract allows, the probe's findings, the helpers'
+ * errors, the TAP lines.  epoll_ctl_fuzz.c is main(), which calls the
+ * others: epoll_ctl_fuzz_calls.c the fuzz, epoll_ctl_fuzz_load.c the
+ * load beside it and the pool's setup, epoll_ctl_fuzz_seq.c the
+ * sequential phase.  None of them calls main()'s file.
  */
-#ifndef EPOLL_CTL_FUZZ_H
-#define EPOLL_CTL_FUZZ_H
+#ifndef EPOLL_CTL_FUZZ_COMMON_H
+#define EPOLL_CTL_FUZZ_COMMON_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -121,28 +123,21 @@ unsigned long long outcome(int e);
 unsigned long long outcomes(int op, int ptr, enum kind ep, enum kind fd,
 			    bool same);
 unsigned long long rnd(struct thread *th);
+/* A helper thread's error: counted, the first kept */
 void helper_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The load beside the fuzz, and the pool's files (epoll_ctl_fuzz_load.c) */
-void *waiter(void *arg);
-void *writer(void *arg);
-void *churner(void *arg);
-const char *setup(void);
+extern atomic_ulong helper_errors;
+extern char helper_error_msg[256];
 
 /* What the probe found (print_probe()) */
 extern bool has_disable;		/* EPOLL_CTL_DISABLE is op 4 */
 extern bool unknown_reads_event;	/* an unknown op copies its event */
 
-/* The TAP lines: their count, and one more */
-extern int test_no;
+/* The TAP lines: their count, those that failed, and one more */
+extern int test_no, nr_failed;
 void result(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 unsigned int below(struct thread *th, unsigned int n);
 void seed_thread(struct thread *th, unsigned int n);
 const char *err_name(int err, char *buf, size_t len);
 
-/* The sequential phase (epoll_ctl_fuzz_seq.c) */
-const char *sequential(void);
-void sequential_coverage(void);
-
-#endif /* EPOLL_CTL_FUZZ_H */
+#endif /* EPOLL_CTL_FUZZ_COMMON_H */
