@@ -36,7 +36,7 @@ setup() {
 	local f
 	for f in "$BATS_TEST_TMPDIR"/one/*; do
 		sed -E 's/^Date: .*/Date: (the series date)/
-			s/^Subject: \[(RFC )?PATCH( v[0-9]+)? /Subject: [PATCH vN /' "$f" |
+			s/^Subject: \[PATCH( RFC)?( v[0-9]+)? /Subject: [PATCH vN /' "$f" |
 			diff -u "$G/expected/${f##*/}" -
 	done
 	[ "$(ls "$G/expected")" = "$(ls "$BATS_TEST_TMPDIR/one")" ]
@@ -51,7 +51,7 @@ setup() {
 series" ]
 	[ "$(grep -v '^#' series)" = "0001-epoll-add-EPOLL_CTL_DISABLE.patch
 0002-selftests-epoll-test-EPOLL_CTL_DISABLE.patch" ]
-	grep -qxE 'Subject: \[(RFC )?PATCH( v[0-9]+)? 0/2\] epoll: a tiny series for the tests of gen-patches' 0000-cover-letter.patch
+	grep -qxE 'Subject: \[PATCH( RFC)?( v[0-9]+)? 0/2\] epoll: a tiny series for the tests of gen-patches' 0000-cover-letter.patch
 	grep -qx 'To: linux-fsdevel@vger.kernel.org' 0001-*.patch
 	grep -qx 'Cc: A Reviewer <reviewer@example.org>' 0002-*.patch
 	grep -qx 'Signed-off-by: A U Thor <author@example.org>' 0001-*.patch
