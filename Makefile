@@ -86,6 +86,7 @@ test-steps:
 # make test's steps on one base; BASE_LABEL puts the base in their names
 test-base: deps source
 	@$(S)/checks/check-series
+	@$(S)/checks/check-b4
 	@if $(S)/steps/kernel; then \
 		$(S)/checks/record ok "kernel and in-tree selftests build with the series"; \
 	else \
@@ -179,10 +180,11 @@ build: configure
 
 # check-warnings compares with the base's warnings: kernel --both builds
 # the kernel with the series and without it first
-## check-series: reviewer's checks: check-series, check-bisect, check-warnings
+## check-series: reviewer's checks: check-series, check-b4, check-bisect, check-warnings
 check-series: deps source
 check-series-steps:
 	@$(S)/checks/check-series
+	@$(S)/checks/check-b4
 	@$(S)/steps/apply && $(S)/steps/configure
 	@$(S)/checks/check-bisect
 	@$(S)/steps/kernel --both || true
@@ -201,6 +203,10 @@ epitem-layout: deps source
 ## patches: regenerate patches/<base>/ from the sources: see patches/README
 patches: source
 	@$(S)/patches/gen-patches
+
+## b4-prep: the series as a b4 branch, to send with b4 send: see b4-prep
+b4-prep: deps source
+	@$(S)/patches/b4-prep $(B4_TREE)
 
 ## model: the deletion protocol in spin: see check-model
 model: deps
@@ -242,7 +248,7 @@ clean:
 check-tools-steps:
 	@$(S)/checks/check-tools
 
-.PHONY: run test-base deps source apply configure build patches epitem-layout \
+.PHONY: run test-base deps source apply configure build patches b4-prep epitem-layout \
 	cache-size cache-clean clean \
 	$(SUITES) $(addsuffix -steps,$(SUITES))
 

@@ -72,3 +72,20 @@ series_commits() {
 	git -C "$1" rev-list --reverse "HEAD~$n..HEAD" | awk -v n="$n" '
 		{ print } END { if (NR != n) exit 1 }'
 }
+
+# patch_summary FILE: what a patch mail says, apart from the headers of
+# its sending: its Subject (unfolded, prefix and all), its message as git
+# am takes it, and the patch-id of its diff (git patch-id --stable: blind
+# to index lines' abbreviations and to the diffstat)
+patch_summary() {
+	local t ok=0
+	t=$(mktemp -d) || return 1
+	awk '/^$/ { exit } /^[ \t]/ && s { printf "%s", $0; next }
+		s { print ""; s = 0 } /^Subject: / { printf "%s", $0; s = 1 }
+		END { if (s) print "" }' "$1" &&
+		git mailinfo "$t/msg" "$t/patch" <"$1" >/dev/null &&
+		cat "$t/msg" &&
+		git patch-id --stable <"$t/patch" | cut -d' ' -f1 || ok=1
+	rm -rf "$t"
+	return "$ok"
+}
