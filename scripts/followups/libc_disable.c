@@ -17,9 +17,11 @@
  *
  * Exit status as kselftest's: 0 pass, 1 a wrong answer, 4 skip (a kernel
  * without the op). The event is NULL, as the op requires. The probe:
- * DISABLE a pollable fd that is not in the set: ENOENT, the op is there;
- * EINVAL, it is an unknown op, or EFAULT, a kernel that copies an event for
- * every op but EPOLL_CTL_DEL and so cannot take the NULL one.
+ * DISABLE an armed EPOLLONESHOT item: 0, the op is there; EINVAL, it is an
+ * unknown op, or EFAULT, a kernel that copies an event for every op but
+ * EPOLL_CTL_DEL and so cannot take the NULL one; any other answer is wrong.
+ * An fd not in the set would not do: a kernel whose op answered EINVAL
+ * there would be taken for one without it, and nothing would be checked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,18 +115,24 @@ int main(void)
 		return 1;
 	}
 
-	/* The probe, on a pollable fd that is not in the set yet: a[0] */
+	/* The probe, on an armed item that is not ready: a[0] */
+	if (add(ep, a[0], EPOLLIN | EPOLLONESHOT)) {
+		perror("libc_disable: EPOLL_CTL_ADD");
+		return 1;
+	}
 	probe = ctl(ep, EPOLL_CTL_DISABLE, a[0]);
 	if (probe == EINVAL || probe == EFAULT) {
 		printf("SKIP: this kernel lacks EPOLL_CTL_DISABLE (op %d with a NULL event: %s)\n",
 		       EPOLL_CTL_DISABLE, answer(probe));
 		return 4;
 	}
-	expect("an fd not in the set is not found", probe, ENOENT);
+	expect("the probe: an armed EPOLLONESHOT item is disabled", probe, 0);
+	expect("an fd not in the set is not found",
+	       ctl(ep, EPOLL_CTL_DISABLE, a[1]), ENOENT);
 
-	/* An armed item that is not ready: a[0] */
-	if (add(ep, a[0], EPOLLIN | EPOLLONESHOT)) {
-		perror("libc_disable: EPOLL_CTL_ADD");
+	/* Armed again, with EPOLL_CTL_MOD */
+	if (epoll_ctl(ep, EPOLL_CTL_MOD, a[0], &ev)) {
+		perror("libc_disable: EPOLL_CTL_MOD");
 		return 1;
 	}
 	expect("an event pointer is refused",
