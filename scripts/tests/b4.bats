@@ -34,6 +34,21 @@ make_patches() {
 	"$top/scripts/patches/gen-patches"
 }
 
+# fails_after FUNC CODE N WHY: check-b4 with CODE run where it defines
+# FUNC (after the checks before it) fails its check N, saying WHY
+fails_after() {
+	local f=$top/scripts/checks/check-b4
+	awk -v fn="$1() {" -v code="$2" '$0 == fn { print code } { print }' \
+		"$f" >"$f.new"
+	mv "$f.new" "$f"
+	chmod +x "$f"
+	grep -qF "$2" "$f"
+	run "$f"
+	echo "$output"
+	grep -q "^not ok $3 " <<<"$output"
+	grep -qF "$4" <<<"$output"
+}
+
 @test "b4: check-b4 passes the series as gen-patches makes it" {
 	make_patches
 	run "$top/scripts/checks/check-b4"
@@ -68,12 +83,8 @@ make_patches() {
 	# b4-prep puts the addresses on the branch; one added after it is
 	# one b4 would not mail
 	# shellcheck disable=SC2016 # words of check-b4, for it to expand
-	sed -i 's|^\(cover() {\)|sed -i "$ a Cc: late@example.org" "$s/msg/addresses"\n\1|' \
-		"$top/scripts/checks/check-b4"
-	run "$top/scripts/checks/check-b4"
-	echo "$output"
-	grep -q "^not ok 4 " <<<"$output"
-	grep -q "other Cc: than msg/addresses" <<<"$output"
+	fails_after cover 'sed -i "$ a Cc: late@example.org" "$s/msg/addresses"' \
+		4 "other Cc: than msg/addresses"
 }
 
 @test "b4: a series with no change-id is not posted, and says so" {
@@ -98,12 +109,10 @@ make_patches() {
 @test "b4: a branch that moved after b4 send fails the reviewer's check" {
 	make_patches
 	# shellcheck disable=SC2016 # words of check-b4, for it to expand
-	sed -i 's|^\(am() {\)|git -C "$dir" checkout -q b4/epoll-ctl-disable \&\& echo "/* late */" >>"$dir/fs/eventpoll.c" \&\& git -C "$dir" commit -qam late\n\1|' \
-		"$top/scripts/checks/check-b4"
-	run "$top/scripts/checks/check-b4"
-	echo "$output"
-	grep -q "^not ok 5 " <<<"$output"
-	grep -q "the reviewer's tree is not the branch's" <<<"$output"
+	fails_after am 'git -C "$dir" checkout -q b4/epoll-ctl-disable &&
+		echo "/* late */" >>"$dir/fs/eventpoll.c" &&
+		git -C "$dir" commit -qam late' \
+		5 "the reviewer's tree is not the branch's"
 }
 
 @test "b4: b4 before 0.13 reads a folded Subject: only unfolded" {
