@@ -6,8 +6,9 @@
  * Linked under epoll_disable_stress.c with -Wl,--wrap=epoll_ctl and
  * -Wl,--wrap=epoll_wait, these wrappers change what the test's own calls
  * answer, as the environment says; with none of it set they change
- * nothing. The program's first DISABLE, the probe's, is the kernel's
- * own answer: a control is a wrong op, not a kernel without one. The
+ * nothing. The program's first DISABLE, the probe's, gets the kernel's
+ * own answer, so that busy's is not taken for a wrong op's, but under
+ * naive: its op never reaches the kernel, which may have none. The
  * selftest itself has no knob that breaks it on purpose.
  *
  *   EPOLL_DISABLE_CONTROL=naive  DISABLE answers 0 and does nothing: the
@@ -49,10 +50,10 @@ int __wrap_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev)
 	static atomic_ulong mods, disables;
 	int ret;
 
-	if (op == EPOLL_CTL_DISABLE && !atomic_fetch_add(&disables, 1))
-		return __real_epoll_ctl(ep, op, fd, ev);
 	if (op == EPOLL_CTL_DISABLE && !strcmp(control(), "naive"))
 		return 0;
+	if (op == EPOLL_CTL_DISABLE && !atomic_fetch_add(&disables, 1))
+		return __real_epoll_ctl(ep, op, fd, ev);
 	if (op == EPOLL_CTL_MOD && !strcmp(control(), "rearm") &&
 	    atomic_fetch_add(&mods, 1) % 64 == 63)
 		return 0;
