@@ -9,7 +9,8 @@
 #
 # BASE=6.12 picks Debian's linux-source-6.12 instead (make test: that base
 # only; BASES="6.1 7.3" picks several, in that order).
-# KSRC=/path/to/linux uses your own tree (Linux 7.3, 6.12, 6.1 or 3.6).
+# KSRC=/path/to/linux uses your own tree (Linux 7.3, 6.12, 6.1 or 3.6),
+# LINUX_TARBALL=/path/to/linux-3.6.tar.xz a release tarball's.
 # On 3.6, patches/v3.6-toolchain/ goes under the series when gcc needs it
 # (TOOLCHAIN=1 always, TOOLCHAIN=0 never).
 # SMP=, MEM=, TIMEOUT=, ACCEL=kvm tune the guest.  Builds are cached
@@ -18,7 +19,8 @@
 SHELL := /bin/bash
 comma := ,
 S := scripts
-export KSRC BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES EPOLL_CPU_LOCK
+export KSRC LINUX_TARBALL BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES N \
+	EPOLL_CPU_LOCK
 # Where a suite counts its checks (scripts/checks/summary reads it, then removes
 # it): a file of this make's own, so that runs side by side do not mix
 RESULTS_OF_THIS_RUN := $(or $(TMPDIR),/tmp)/epoll-disable-results.$(shell echo $$PPID)
@@ -67,21 +69,29 @@ DEFAULT_BASES := $(shell sed -n 's/^DEFAULT_BASES="\(.*\)"$$/\1/p' $(S)/lib/base
 ifeq ($(DEFAULT_BASES),)
 $(error scripts/lib/bases.sh names no DEFAULT_BASES: make test would cover no base)
 endif
-TEST_BASES := $(if $(KSRC),ksrc,$(or $(BASE),$(BASES),$(DEFAULT_BASES)))
+# LINUX_TARBALL=FILE covers the tree a release tarball holds, alone or
+# after the Debian bases BASES names ("default": DEFAULT_BASES); .ci/run
+# gives it 3.6's from ../shared/
+TEST_BASES := $(if $(KSRC),ksrc,$(strip \
+	$(patsubst default,$(DEFAULT_BASES),$(or $(BASE),$(BASES))) \
+	$(if $(LINUX_TARBALL),tarball)))
+TEST_BASES := $(or $(TEST_BASES),$(DEFAULT_BASES))
+# base_vars B: what make test's steps on base B of TEST_BASES are given
+# (on a make's command line, which outweighs the one that ran this make)
+base_vars = $(if $(filter ksrc,$1),,$(if $(filter tarball,$1),BASE= \
+	BASE_LABEL=$(notdir $(LINUX_TARBALL)),LINUX_TARBALL= BASE=$1 BASE_LABEL=v$1))
 
 ## test: the whole suite on each base; ends with "N passed, N failed"
 test: deps
 test-steps:
 	@$(S)/checks/check-tools
-	@$(if $(KSRC),echo "# base: the tree in KSRC=$(KSRC)",echo "# bases: Debian's linux-source-$(subst $() $(),$(comma) ,$(TEST_BASES)); v3.6 is covered only with KSRC=/path/to/linux-3.6")
+	@echo "# bases:$(foreach b,$(TEST_BASES), $(if $(filter ksrc,$b),the tree in KSRC=$(KSRC),$(if $(filter tarball,$b),the tree in LINUX_TARBALL=$(LINUX_TARBALL),Debian's linux-source-$b));)"
 	@$(S)/checks/check-host
 	@$(S)/checks/check-model || true
-	@for b in $(TEST_BASES); do \
-		env $$([ $$b = ksrc ] || echo BASE=$$b BASE_LABEL=v$$b) \
-			$(MAKE) --no-print-directory test-base || exit 1; \
-	done
-	@b=$(firstword $(TEST_BASES)); \
-		env $$([ $$b = ksrc ] || echo BASE=$$b) $(S)/checks/check-followups $(FOLLOWUPS)
+	@$(foreach b,$(TEST_BASES),$(MAKE) --no-print-directory test-base \
+		$(call base_vars,$b) && ) true
+	@env $(call base_vars,$(firstword $(TEST_BASES))) \
+		$(S)/checks/check-followups $(FOLLOWUPS)
 
 # make test's steps on one base; BASE_LABEL puts the base in their names
 test-base: deps source
@@ -218,6 +228,8 @@ model-steps:
 # it boots are built by scripts/steps/kernel, which fetches the base first, so
 # deps is all it needs beforehand
 $(FOLLOWUPS:%=check-%): deps
+# each needs its project's tree, which lib/inputs.sh checks before deps
+$(foreach p,$(FOLLOWUPS) $(USERS),$(eval check-$p: export QUEUE_TREE := $p))
 export LTP SYZKALLER
 $(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
@@ -247,6 +259,10 @@ clean:
 ## check-tools: the harness's own tests (bats, shellcheck): see check-tools
 check-tools-steps:
 	@$(S)/checks/check-tools
+
+# A target this Makefile does not have: one line, not make's own
+.DEFAULT:
+	@echo "error: no target '$@' here: 'make help' lists them" >&2; exit 2
 
 .PHONY: run test-base deps source apply configure build patches b4-prep epitem-layout \
 	cache-size cache-clean clean \

@@ -14,6 +14,8 @@
 #   prune.sh    the cache's cap and its pruning
 #   tap.sh      TAP records, plans and their verdicts, kernel reports
 #   arches.sh   the arch files of scripts/arches/
+#   tarball.sh  LINUX_TARBALL=, a base given as a release tarball
+#   inputs.sh   the other values a person passes (SMP=, GLIBC=, ...)
 #
 # The library calls no step: a step runs the steps it needs itself.  What
 # passes between steps is the environment, the variables scripts/README
@@ -65,3 +67,19 @@ need() {
 . "$TOP/scripts/lib/tap.sh"
 # shellcheck source=lib/arches.sh
 . "$TOP/scripts/lib/arches.sh"
+# shellcheck source=lib/tarball.sh
+. "$TOP/scripts/lib/tarball.sh"
+# shellcheck source=lib/inputs.sh
+. "$TOP/scripts/lib/inputs.sh"
+
+# Every value given, checked before the script does anything: a tarball
+# becomes the tree it holds, which the steps then take as KSRC
+if [ -n "${LINUX_TARBALL:-}" ]; then
+	[ -z "$KSRC" ] ||
+		die "KSRC=$KSRC and LINUX_TARBALL=$LINUX_TARBALL both given: KSRC is a tree, LINUX_TARBALL a release tarball; give one"
+	KSRC=$(tarball_tree)
+	export KSRC
+	unset LINUX_TARBALL
+fi
+check_ksrc
+check_inputs

@@ -22,6 +22,8 @@ if [ -n "$BASE" ]; then
 	esac
 	[ -z "$KSRC" ] ||
 		die "BASE=$BASE and KSRC=$KSRC both given: BASE picks Debian's linux-source-$BASE, KSRC your own tree; give one"
+	[ -z "${LINUX_TARBALL:-}" ] ||
+		die "BASE=$BASE and LINUX_TARBALL=$LINUX_TARBALL both given: BASE picks Debian's linux-source-$BASE, LINUX_TARBALL a release tarball; give one"
 fi
 # The Debian base this run uses, when it uses one
 DEBIAN_BASE=${BASE:-${DEFAULT_BASES%% *}}
@@ -74,14 +76,16 @@ base_lacks() {
 
 # KSRC= is checked where it comes in, as BASE= is above, so that every
 # step, the first included, stops at once on a tree the series cannot
-# use.  kernel_version fails on a directory without a kernel Makefile:
-# it is tested in the if, where set -e would end the script without a word.
-if [ -n "$KSRC" ]; then
+# use (lib.sh calls this once it has made KSRC of LINUX_TARBALL).
+# kernel_version fails on a directory without a kernel Makefile: it is
+# tested in the if, where set -e would end the script without a word.
+check_ksrc() {
+	local v
+	[ -n "$KSRC" ] || return 0
 	[ -d "$KSRC" ] ||
 		die "KSRC=$KSRC is not a directory: point KSRC at the top of a Linux source tree"
 	if ! v=$(kernel_version "$KSRC") || [ ! -f "$KSRC/fs/eventpoll.c" ]; then
 		die "KSRC=$KSRC is not a kernel tree (no Makefile with VERSION and PATCHLEVEL, or no fs/eventpoll.c): point KSRC at the top of a Linux source tree"
 	fi
 	base_of "$v" >/dev/null
-	unset v
-fi
+}

@@ -56,18 +56,12 @@ followup_queue() {
 # Files the snapshot lacks (a mirror may leave out its largest blobs)
 # are left out of the checkout, and said so.
 followup_open() {
-	local project=$1 var=$2 queue=$TOP/patches/$1 tree url q key missing linux_commit
+	local project=$1 var=$2 queue=$TOP/patches/$1 tree q key missing linux_commit
 	tree=${!var:-}
-	url=$(followup_field "$queue" upstream)
 	FU_COMMIT=$(followup_field "$queue" commit | cut -c1-40)
 	[[ $FU_COMMIT =~ ^[0-9a-f]{40}$ ]] ||
 		die "patches/$project/series pins no commit ('# commit: <40 hex>')"
-	[ -n "$tree" ] ||
-		die "no $project tree: give a git clone of ${url%% *} that has commit ${FU_COMMIT:0:12}, as in 'make check-$project $var=/path/to/$project'"
-	[ -d "$tree" ] ||
-		die "$var=$tree is not a directory: give a git clone of ${url%% *} that has commit ${FU_COMMIT:0:12}, as in 'make check-$project $var=/path/to/$project'"
-	git -C "$tree" cat-file -e "$FU_COMMIT^{commit}" 2>/dev/null ||
-		die "$var=$tree has no commit $FU_COMMIT, which patches/$project/series pins: fetch it there (${url%% *})"
+	check_queue_tree "$project" "$var" needed
 	FU_RELEASE=$(followup_linux release)
 	FU_RELEASE=${FU_RELEASE:-$FOLLOWUP_STANDIN}
 	linux_commit=$(followup_linux commit)

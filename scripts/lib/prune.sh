@@ -11,7 +11,7 @@ cache_cap() {
 # What cache_prune removes, least recently used first (use_tree stamps
 # each when a step uses it): a build directory; a tree (a patched tree,
 # the scratch tree of the mutants and of the bisect builds) with its
-# builds; a base tree with every tree made from it; what a follow-up's
+# builds; the tree a release tarball unpacked to (LINUX_TARBALL=); a base tree with every tree made from it; what a follow-up's
 # check keeps ($CACHE/<project>, for each patches/<project>/).  What a
 # live run uses stays, whatever the cap: a run that needs more than the
 # cap gets it, and the next prune takes it back.  ccache bounds itself
@@ -35,7 +35,7 @@ cache_in_use() {
 # for a base, the trees made from it
 cache_units() {
 	local d f kind t family
-	for d in "$CACHE"/base/* "$CACHE"/work/* "$CACHE"/base/*/build-* \
+	for d in "$CACHE"/base/* "$CACHE"/work/* "$CACHE"/base/*/build-* "$CACHE"/tarballs/* \
 		 "$CACHE"/work/*/build-* "$CACHE"/followups/* "$CACHE"/*; do
 		[ -d "$d" ] || continue
 		case $d in

@@ -67,6 +67,20 @@ named_targets() {
 	run make -s -C "$TOP" --no-print-directory -n test-steps
 	[ "$status" -eq 0 ]
 	for b in $want; do
-		grep -q "for b in .*\b$b\b" <<<"$output"
+		grep -q "test-base .*BASE=$b BASE_LABEL=v$b\b" <<<"$output"
 	done
+}
+
+@test "help: make test BASES=default LINUX_TARBALL= covers the bases, then the tarball" {
+	local want b order=
+	want=$(sed -n 's/^DEFAULT_BASES="\(.*\)"$/\1/p' "$SCRIPTS/lib/bases.sh")
+	run make -s -C "$TOP" --no-print-directory -n test-steps BASES=default LINUX_TARBALL=/x/linux-3.6.tar.xz
+	[ "$status" -eq 0 ]
+	order=$(grep -o 'test-base [^&]*' <<<"$output" | sed 's/ *$//')
+	printf '%s\n' "$order"
+	[ "$(wc -l <<<"$order")" -eq $(($(wc -w <<<"$want") + 1)) ]
+	for b in $want; do
+		grep -qx "test-base LINUX_TARBALL= BASE=$b BASE_LABEL=v$b" <<<"$order"
+	done
+	[ "$(tail -n 1 <<<"$order")" = "test-base BASE= BASE_LABEL=linux-3.6.tar.xz" ]
 }
