@@ -45,18 +45,25 @@ SUITES := test test-debug test-kcsan soak flake scale bench server model \
 	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
 	$(USERS:%=check-%)
 $(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+# Its TAP goes to the run's logs too (scripts/lib/run.sh: run_logs), with
+# each boot's console log and each build's log; the last lines say where
 $(SUITES): %:
 	@: >"$(RESULTS)"
-	@echo "TAP version 13"
-	@$(MAKE) --no-print-directory $*-steps
-	@$(S)/checks/summary
+	@logs=$$($(S)/steps/cache logs) || exit 1; set -o pipefail; \
+	{ echo "TAP version 13" && $(MAKE) --no-print-directory $*-steps && \
+		echo "# logs: $$logs/ ($*.tap, each boot's console, each build's log)" && \
+		$(S)/checks/summary; } | tee "$$logs/$*.tap" || \
+		{ echo "==> logs: $$logs/" >&2; exit 1; }
 
 ## run: apply the series, build it, boot it in QEMU: PASS or FAIL
 run: build
 	@$(S)/steps/initramfs run
-	@if $(S)/steps/boot run; then \
+	@logs=$$($(S)/steps/cache logs) || exit 1; set -o pipefail; \
+	if $(S)/steps/boot run | tee "$$logs/run.tap"; then \
+		echo "logs: $$logs/ (run.tap, the console: guest-run.log)"; \
 		echo "PASS: EPOLL_CTL_DISABLE works on the patched kernel in QEMU"; \
 	else \
+		echo "logs: $$logs/ (run.tap, the console: guest-run.log)"; \
 		echo "FAIL: the selftest did not pass in the guest (see above)"; \
 		exit 1; \
 	fi

@@ -44,3 +44,32 @@ cpu_locked() {
 	exec {fd}>&-
 	return "$rc"
 }
+
+# run_logs: this run's directory of logs, $CACHE/logs/<date>-<RUN>: the
+# suite's TAP, each boot's console log, each kernel build's log, kept
+# after the run (the newest 30 runs' stay).  Made by its first call.
+run_logs() {
+	local d
+	for d in "$CACHE"/logs/*-"$RUN"; do
+		[ ! -d "$d" ] || { echo "$d"; return 0; }
+	done
+	d=$CACHE/logs/$(date +%Y%m%d-%H%M%S)-$RUN
+	mkdir -p "$d"
+	find "$CACHE/logs" -mindepth 1 -maxdepth 1 -type d | sort | head -n -30 |
+		xargs -r rm -rf
+	echo "$d"
+}
+
+# keep_log FILE NAME: a copy of FILE as NAME in this run's logs (NAME.2.log
+# and so on when a run writes NAME again)
+keep_log() {
+	local d dest n=1
+	d=$(run_logs)
+	dest=$d/$2
+	while [ -e "$dest" ]; do
+		n=$((n + 1))
+		dest=$d/${2%.log}.$n.log
+	done
+	cp "$1" "$dest"
+}
+
