@@ -222,6 +222,7 @@ patches: source
 	@$(S)/patches/gen-patches
 
 ## b4-prep: the series as a b4 branch, to send with b4 send: see b4-prep
+b4-prep: export NEED_SENDER := 1
 b4-prep: deps source
 	@$(S)/patches/b4-prep $(B4_TREE)
 

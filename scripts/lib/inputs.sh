@@ -93,6 +93,8 @@ check_inputs() {
 		[ -f "$ARCHES_DIR/$p" ] ||
 			die "ARCHES=$ARCHES names '$p', which is not an arch (ARCHES= takes words of: $(cd "$ARCHES_DIR" && echo *))"
 	done
+	# a sender (lib/series.sh) if one is given, or if make b4-prep needs one
+	[ -z "${SIGNOFF:-}${NEED_SENDER:-}" ] || sender >/dev/null
 	# make check-PROJECT needs PROJECT's tree (the Makefile says which)
 	[ -z "${QUEUE_TREE:-}" ] || check_queue_tree "$QUEUE_TREE" "" needed
 	for p in "$TOP"/patches/*/series; do

@@ -2,10 +2,26 @@
 # The series and the queues: patch lists as series files give them, the
 # toolchain fixes under an old base, git am, the series' commits in a tree.
 
-# What the committed patches say in place of the Signed-off-by of whoever
-# sends them: 'make patches SIGNOFF="Name <addr>"' puts that in
+# The one identity of the committed patches (patches/<base>/, as
+# gen-patches writes them whoever runs it): their author and sign-off.
+# The sender's goes in where the mail is made, b4-prep's branch (sender).
 # shellcheck disable=SC2034 # for gen-patches and check-series
 SIGNOFF_PLACEHOLDER='Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>'
+
+# sender: who sends the series, "Name <addr>": SIGNOFF=, or else git's
+# user.name and user.email; never the placeholder, which is no person
+sender() {
+	local s=${SIGNOFF:-} fix="give SIGNOFF=\"Your Name <you@example.org>\", as in 'make b4-prep SIGNOFF=...'"
+	if [ -z "$s" ] && git -C "$TOP" config user.email >/dev/null; then
+		s="$(git -C "$TOP" config user.name) <$(git -C "$TOP" config user.email)>"
+	fi
+	case $s in
+	'') die "no sender: git has no user.email here; $fix" ;;
+	"$SIGNOFF_PLACEHOLDER") die "the sender would be the placeholder, $s: $fix" ;;
+	*' <'*@*'>') echo "$s" ;;
+	*) die "SIGNOFF=$s is not \"Name <addr>\": $fix" ;;
+	esac
+}
 
 # list_patches DIR: the patches DIR/series lists, in order
 list_patches() {

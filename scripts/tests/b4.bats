@@ -54,7 +54,7 @@ fails_after() {
 	run "$top/scripts/checks/check-b4"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$(grep -c '^ok ' <<<"$output")" -eq 5 ]
+	[ "$(grep -c '^ok ' <<<"$output")" -eq 6 ]
 	not grep -q '^not ok' <<<"$output"
 }
 
@@ -133,4 +133,28 @@ fails_after() {
 	echo "$output"
 	grep -q "^not ok 5 " <<<"$output"
 	grep -q "b4 am failed on what b4 send would mail" <<<"$output"
+}
+
+@test "b4: b4-prep as the placeholder, with no SIGNOFF, stops with one line" {
+	make_patches
+	git config --global user.name "Seed cbc5db85 maintainers"
+	git config --global user.email maintainers@users.noreply.a-seed-cbc5db85.example
+	run "$top/scripts/patches/b4-prep"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "error: the sender would be the placeholder, Seed cbc5db85 maintainers <"*">: give SIGNOFF="* ]]
+	SIGNOFF="A Sender <sender@example.org>" run "$top/scripts/patches/b4-prep"
+	[ "$status" -eq 0 ]
+	for d in "$EPOLL_DISABLE_CACHE"/work/*-b4; do :; done
+	[ "$(git -C "$d" log --format='%an <%ae>' base..b4/epoll-ctl-disable | sort -u)" = "A Sender <sender@example.org>" ]
+	[ "$(git -C "$d" log --format=%B base..b4/epoll-ctl-disable | grep -c '^Signed-off-by: A Sender <sender@example.org>$')" -eq 2 ]
+	not grep -q 'Seed cbc5db85' <<<"$(git -C "$d" log --format='%an %ae %cn %ce %B' base..b4/epoll-ctl-disable)"
+}
+
+@test "b4: a patch left as the placeholder's fails the sender's check" {
+	make_patches
+	# shellcheck disable=SC2016 # words of check-b4, for it to expand
+	fails_after senders 'git -C "$dir" checkout -q b4/epoll-ctl-disable && git -C "$dir" -c user.name=P -c user.email=p@p commit -q --amend --no-edit --author="$SIGNOFF_PLACEHOLDER"' \
+		6 "from other than"
 }

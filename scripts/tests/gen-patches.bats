@@ -42,7 +42,7 @@ setup() {
 	[ "$(ls "$G/expected")" = "$(ls "$BATS_TEST_TMPDIR/one")" ]
 }
 
-@test "gen-patches: a series, its cover letter, signed off by SIGNOFF" {
+@test "gen-patches: a series, its cover letter, the project's one identity whatever SIGNOFF says" {
 	"$top/scripts/patches/gen-patches" "$BATS_TEST_TMPDIR/out"
 	cd "$BATS_TEST_TMPDIR/out"
 	[ "$(ls)" = "0000-cover-letter.patch
@@ -54,9 +54,9 @@ series" ]
 	grep -qxE 'Subject: \[PATCH( RFC)?( v[0-9]+)? 0/2\] epoll: a tiny series for the tests of gen-patches' 0000-cover-letter.patch
 	grep -qx 'To: linux-fsdevel@vger.kernel.org' 0001-*.patch
 	grep -qx 'Cc: A Reviewer <reviewer@example.org>' 0002-*.patch
-	grep -qx 'Signed-off-by: A U Thor <author@example.org>' 0001-*.patch
-	grep -qx 'From: A U Thor <author@example.org>' 0002-*.patch
-	not grep -q 'Seed cbc5db85' ./*.patch
+	grep -qx 'Signed-off-by: Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>' 0001-*.patch
+	grep -qx 'From: Seed cbc5db85 maintainers' 0002-*.patch
+	not grep -q 'A U Thor' ./*.patch
 	# patch 2 edits the file as patch 1 left it, and creates one
 	grep -qx '+	case EPOLL_CTL_DISABLE:' 0002-*.patch
 	grep -qx '+++ b/tools/testing/selftests/filesystems/epoll/epoll_disable_test.c' 0002-*.patch
@@ -92,5 +92,5 @@ series" ]
 	git -C "$BATS_TEST_TMPDIR/am" mailinfo "$BATS_TEST_TMPDIR/msg" /dev/null \
 		<0001-*.patch >/dev/null
 	not grep -q 'a note for the reviewers' "$BATS_TEST_TMPDIR/msg"
-	grep -qx 'Signed-off-by: A U Thor <author@example.org>' "$BATS_TEST_TMPDIR/msg"
+	grep -qx 'Signed-off-by: Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>' "$BATS_TEST_TMPDIR/msg"
 }

@@ -175,3 +175,9 @@ tarball_of() {
 	one_line "KSRC=$D and LINUX_TARBALL=* both given: *" run KSRC="$D" LINUX_TARBALL="$D/linux-3.6.tar.xz"
 	one_line "BASE=6.12 and LINUX_TARBALL=* both given: *" run BASE=6.12 LINUX_TARBALL="$D/linux-3.6.tar.xz"
 }
+
+@test "input: make b4-prep as the placeholder, or with a sender not Name <addr>, says what to give" {
+	one_line "the sender would be the placeholder, Seed cbc5db85 * give SIGNOFF=*" \
+		b4-prep SIGNOFF="Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>"
+	one_line "SIGNOFF=me is not \"Name <addr>\": give SIGNOFF=*" b4-prep SIGNOFF=me
+}
