@@ -23,6 +23,37 @@ sender() {
 	esac
 }
 
+# series_fresh: patches/<base>/ is what scripts/patches/gen-patches makes
+# of the sources (the three components, msg/, and the two scripts that
+# make it); or else it fails, printing what differs.  A stamp per digest
+# of those inputs keeps the answer, so that only the first run after an
+# edit generates the series (about 5 s).
+series_fresh() {
+	local s key stamp gen out
+	s=$(series_dir) || return 1
+	# shellcheck disable=SC2046 # a path a word
+	key=$( (cd "$TOP" && find fs-eventpoll include-uapi tools-testing-selftests-epoll \
+		"${s#"$TOP"/}" scripts/patches/gen-patches scripts/steps/apply-edits \
+		-type f -print0 | sort -z | xargs -0 sha1sum) | digest) || return 1
+	stamp=$CACHE/fresh/$(basename "$s")-$key
+	[ ! -f "$stamp" ] || return 0
+	gen=$(mktemp -d) || return 1
+	if ! out=$(SIGNOFF='' "$TOP/scripts/patches/gen-patches" "$gen/out" 2>&1); then
+		rm -rf "$gen"
+		printf '%s\n' "$out" | tail -n 1
+		return 1
+	fi
+	if ! out=$(diff -rq -x msg "$s" "$gen/out"); then
+		rm -rf "$gen"
+		printf '%s\n' "$out" | sed -n 's|^Files \([^ ]*\) and .* differ$|\1|p; s|^Only in \(.*\): \(.*\)|\1/\2|p' |
+			sed "s|^$TOP/||; s|^$gen/out|(made)|" | xargs
+		return 1
+	fi
+	rm -rf "$gen"
+	mkdir -p "${stamp%/*}"
+	touch "$stamp"
+}
+
 # list_patches DIR: the patches DIR/series lists, in order
 list_patches() {
 	[ -f "$1/series" ] || die "no series file in $1"

@@ -94,3 +94,21 @@ series" ]
 	not grep -q 'a note for the reviewers' "$BATS_TEST_TMPDIR/msg"
 	grep -qx 'Signed-off-by: Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>' "$BATS_TEST_TMPDIR/msg"
 }
+
+@test "gen-patches: a fragment edited without make patches stops apply with one line" {
+	cp "$SCRIPTS/steps/apply" "$top/scripts/steps/"
+	"$top/scripts/patches/gen-patches"
+	run "$top/scripts/steps/apply"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo '/* an edit */' >>"$top/fs-eventpoll/v7.3/ep_disable.c"
+	run "$top/scripts/steps/apply"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "error: v7.3's patches are not what the sources make (patches/v7.3/0000-cover-letter.patch patches/v7.3/0001-"*"): run 'make patches', then commit the patches with the sources" ]]
+	# make patches mends it
+	"$top/scripts/patches/gen-patches"
+	run "$top/scripts/steps/apply"
+	[ "$status" -eq 0 ]
+}
