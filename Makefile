@@ -17,6 +17,15 @@
 # outside the repo, in $EPOLL_DISABLE_CACHE (default ~/.cache/epoll-disable).
 
 SHELL := /bin/bash
+# What a person may set on make's command line (scripts/README says what
+# each does, <PROJECT>= a follow-up's tree); any other word=value stops
+# make with one line before it runs anything.  BASE_LABEL is make test's
+# own, for its steps on each base.
+VARIABLES := BASE BASES KSRC LINUX_TARBALL TOOLCHAIN SMP MEM TIMEOUT ACCEL \
+	N MUTANTS ARCHES EXTRA_FRAGMENT SIGNOFF DATE PREFIX B4_TREE B4_BASE \
+	KCSAN_SKIP_WATCH RACE_MUTANT SLOT_RACE_SECONDS NTIRPC_RUNS NTIRPC_SECS \
+	EPOLL_DISABLE_CACHE EPOLL_DISABLE_CACHE_MAX EPOLL_DISABLE_RUN \
+	EPOLL_CPU_LOCK RESULTS TMPDIR BASE_LABEL
 comma := ,
 S := scripts
 export KSRC LINUX_TARBALL BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES N \
@@ -39,6 +48,12 @@ export GLIBC LIBURING MUSL STRACE MANPAGES
 # real users, not follow-ups, and not part of make test
 USERS := glusterfs ntirpc
 export GLUSTERFS NTIRPC
+UNKNOWN := $(filter-out $(VARIABLES) \
+	$(shell echo $(FOLLOWUPS) $(USERS) | tr -d - | tr a-z A-Z), \
+	$(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $v)),$v)))
+ifneq ($(UNKNOWN),)
+$(error error: $(firstword $(UNKNOWN))= is not a variable of this Makefile: 'make help' and scripts/README list what it takes)
+endif
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/checks/summary's count
 SUITES := test test-debug test-kcsan soak flake scale bench server model \

@@ -176,6 +176,15 @@ tarball_of() {
 	one_line "BASE=6.12 and LINUX_TARBALL=* both given: *" run BASE=6.12 LINUX_TARBALL="$D/linux-3.6.tar.xz"
 }
 
+@test "input: a variable the Makefile does not take points to make help" {
+	run --separate-stderr make -s -C "$TOP" --no-print-directory run SPM=4
+	echo "$stderr"
+	[ "$status" -ne 0 ]
+	[ "$(wc -l <<<"$stderr")" -eq 1 ]
+	[[ $stderr == "Makefile:"*": *** error: SPM= is not a variable of this Makefile: 'make help' and scripts/README list what it takes.  Stop." ]]
+	[ ! -e "$INSTALLS" ]
+}
+
 @test "input: make b4-prep as the placeholder, or with a sender not Name <addr>, says what to give" {
 	one_line "the sender would be the placeholder, Seed cbc5db85 * give SIGNOFF=*" \
 		b4-prep SIGNOFF="Seed cbc5db85 maintainers <maintainers@users.noreply.a-seed-cbc5db85.example>"
