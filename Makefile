@@ -70,7 +70,7 @@ $(SUITES): %:
 		$(S)/checks/summary; } | tee "$$logs/$*.tap" || \
 		{ echo "==> logs: $$logs/" >&2; exit 1; }
 
-## run: apply the series, build it, boot it in QEMU: PASS or FAIL
+## run: [kernel, guest: 6 min cold, 2 warm] apply the series, build it, boot it in QEMU: PASS or FAIL
 run: build
 	@$(S)/steps/initramfs run
 	@logs=$$($(S)/steps/cache logs) || exit 1; set -o pipefail; \
@@ -103,7 +103,7 @@ TEST_BASES := $(or $(TEST_BASES),$(DEFAULT_BASES))
 base_vars = $(if $(filter ksrc,$1),,$(if $(filter tarball,$1),BASE= \
 	BASE_LABEL=$(notdir $(LINUX_TARBALL)),LINUX_TARBALL= BASE=$1 BASE_LABEL=v$1))
 
-## test: the whole suite on each base; ends with "N passed, N failed"
+## test: [kernels, guests: 60 min cold, 27 warm] the whole suite on each base; ends with "N passed, N failed"
 test: deps
 test-steps:
 	@$(S)/checks/check-tools
@@ -136,7 +136,7 @@ test-base: deps source
 	@$(S)/checks/check-warnings
 	@UNPATCHED=1 $(S)/checks/check-guest unpatched
 
-## test-debug: guest checks on KASAN and lockdep: see plans/test, plans/warn
+## test-debug: [kernel, guest] guest checks on KASAN and lockdep: see plans/test, plans/warn
 test-debug: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.debug.fragment
 test-debug: deps source
 test-debug-steps:
@@ -149,13 +149,13 @@ test-debug-steps:
 	@EXPECT_SPLAT=1 $(S)/checks/check-guest warn
 
 # Not part of make test: three more kernels, and slow guests
-## test-kcsan: data races, three kernels with KCSAN: see check-kcsan
+## test-kcsan: [3 kernels, guests: 22 min] data races, three kernels with KCSAN: see check-kcsan
 test-kcsan: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.kcsan.fragment
 test-kcsan: deps source
 test-kcsan-steps:
 	@$(S)/checks/check-kcsan
 
-## soak: N rounds in one boot, at each -smp in SMP: see plans/soak
+## soak: [kernel, 3 guests] N rounds in one boot, at each -smp in SMP: see plans/soak
 soak: build
 soak-steps:
 	@for smp in $(or $(SMP),1 2 4); do \
@@ -164,7 +164,7 @@ soak-steps:
 			$(S)/checks/check-guest soak; \
 	done
 
-## flake: N runs of the selftest under CPU load in one boot: see plans/flake
+## flake: [kernel, guest: 2 min for N=50, built] N runs of the selftest under CPU load in one boot: see plans/flake
 flake: build
 flake-steps:
 	@GUEST_ENV="flake=$(or $(N),20)" \
@@ -172,21 +172,21 @@ flake-steps:
 		$(S)/checks/check-guest flake
 
 # MEM: the bytes the writer leaves in 10,000 socketpairs need more than 1G
-## scale: the stress test at 10,000 items, 500 readers: see plans/scale
+## scale: [kernel, guest] the stress test at 10,000 items, 500 readers: see plans/scale
 scale: build
 scale-steps:
 	@SMP=$(or $(SMP),2) MEM=$(or $(MEM),4G) TIMEOUT=$(or $(TIMEOUT),1800) \
 		$(S)/checks/check-guest scale
 
 # The kernel gets madvise() from kconfig/Kconfig.bench.fragment: a build of its own
-## bench: what the op costs, the protocols side by side: see bench/README
+## bench: [kernel, guest: 12 min + 15] what the op costs, the protocols side by side: see bench/README
 bench: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.bench.fragment
 bench: build
 bench-steps:
 	@$(S)/bench/bench
 
 # The kernel gets TCP/IP from kconfig/Kconfig.inet.fragment: a build of its own
-## server: an HTTP server under wrk in the guest: see bench/README
+## server: [kernel, guest: 6 min first, 1.5 after] an HTTP server under wrk in the guest: see bench/README
 server: export EXTRA_FRAGMENT := $(CURDIR)/kconfig/Kconfig.inet.fragment
 server: build
 server-steps:
@@ -197,7 +197,7 @@ server-steps:
 ## deps: install from Debian what the steps need (apt-get)
 deps:
 	@$(S)/steps/deps
-## source: the pristine base tree, in the cache
+## source: [1.5 min first] the pristine base tree, in the cache
 source: deps
 	@$(S)/steps/source
 ## apply: the base with the series applied by git am
@@ -206,13 +206,13 @@ apply: source
 ## configure: the test kernel's .config, each needed option checked
 configure: apply
 	@$(S)/steps/configure
-## build: the kernel and the selftests for the guest
+## build: [kernel: 5 to 8 min cold] the kernel and the selftests for the guest
 build: configure
 	@$(S)/steps/build
 
 # check-warnings compares with the base's warnings: kernel --both builds
 # the kernel with the series and without it first
-## check-series: reviewer's checks: check-series, check-b4, check-bisect, check-warnings
+## check-series: [kernels: 4 min a base, cold] reviewer's checks: check-series, check-b4, check-bisect, check-warnings
 check-series: deps source
 check-series-steps:
 	@$(S)/checks/check-series
@@ -223,12 +223,12 @@ check-series-steps:
 	@$(S)/checks/check-warnings
 
 # Not part of make test: its time is in bench/TIMES.md
-## check-arches: each patch on i386, arm, arm64, riscv64: see check-arches
+## check-arches: [kernels, guests: 50 to 70 min] each patch on i386, arm, arm64, riscv64: see check-arches
 check-arches: deps source
 check-arches-steps:
 	@$(S)/steps/apply && $(S)/checks/check-arches
 
-## epitem-layout: struct epitem (pahole), base and series: see epitem-layout
+## epitem-layout: [kernel prepare: 4 min] struct epitem (pahole), base and series: see epitem-layout
 epitem-layout: deps source
 	@$(S)/steps/apply && $(S)/bench/epitem-layout
 
@@ -241,12 +241,12 @@ b4-prep: export NEED_SENDER := 1
 b4-prep: deps source
 	@$(S)/patches/b4-prep $(B4_TREE)
 
-## model: the deletion protocol in spin: see check-model
+## model: [20 to 45 s] the deletion protocol in spin: see check-model
 model: deps
 model-steps:
 	@$(S)/checks/check-model || true
 
-## check-%: patches/%/ on the project's tree: see check-%
+## check-%: [kernels, guests: bench/TIMES.md] patches/%/ on the project's tree: see check-%
 # Each says first whether its tree is given (<PROJECT>=DIR); the kernels
 # it boots are built by scripts/steps/kernel, which fetches the base first, so
 # deps is all it needs beforehand
@@ -258,7 +258,7 @@ $(USERS:%=check-%): deps
 $(FOLLOWUPS:%=check-%-steps) $(USERS:%=check-%-steps): check-%-steps:
 	@$(S)/checks/check-$*
 
-## mutants: each wrong ep_disable() must fail: see check-mutants
+## mutants: [kernels, guests: 6 to 10 min] each wrong ep_disable() must fail: see check-mutants
 mutants: deps source
 mutants-steps:
 	@$(S)/checks/check-mutants $(MUTANTS)
@@ -279,7 +279,7 @@ clean:
 		kill -0 "$${f##*.}" 2>/dev/null || rm -f "$$f"; \
 	done
 
-## check-tools: the harness's own tests (bats, shellcheck): see check-tools
+## check-tools: [5 min] the harness's own tests (bats, shellcheck): see check-tools
 check-tools-steps:
 	@$(S)/checks/check-tools
 
@@ -302,5 +302,5 @@ help:
 			x = t; y = d; \
 			if (t ~ /%/) { gsub(/%/, p[i], x); gsub(/%/, p[i], y) } \
 			printf "%-16s %s\n", x, y \
-		} }' $(firstword $(MAKEFILE_LIST))
+		} } END { print "\n[kernel]: builds a kernel (once: the cache keeps it); [guest]: boots QEMU;\ntimes on 2 cores without KVM, from bench/TIMES.md" }' $(firstword $(MAKEFILE_LIST))
 .PHONY: help

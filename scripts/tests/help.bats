@@ -10,9 +10,10 @@ setup() {
 	TOP=$(dirname "$SCRIPTS")
 }
 
-# help_targets: the first word of each line of make help
+# help_targets: the first word of each line of make help, up to the
+# blank line before its legend
 help_targets() {
-	make -s -C "$TOP" --no-print-directory help | awk '{ print $1 }'
+	make -s -C "$TOP" --no-print-directory help | awk '/^$/ { exit } { print $1 }'
 }
 
 # named_targets: each "make WORD" of the READMEs, once; not "make -C DIR",
@@ -31,9 +32,21 @@ named_targets() {
 	for t in run test help check-tools; do
 		grep -qx "$t" <<<"$output"
 	done
-	# a line each: a target, then words
+	# a line each: a target, then words; then the legend of the marks
 	run make -s -C "$TOP" --no-print-directory help
-	not grep -vE '^[a-z][a-z0-9-]* +[^ ].*' <<<"$output"
+	not grep -vE '^[a-z][a-z0-9-]* +[^ ].*' <<<"$(sed '/^$/,$d' <<<"$output")"
+	grep -q '^\[kernel\]: builds a kernel' <<<"$output"
+}
+
+@test "help: the targets that build a kernel or boot a guest say so, with a time" {
+	run make -s -C "$TOP" --no-print-directory help
+	for t in run test build mutants check-arches bench; do
+		grep -qE "^$t +\[[^]]*(kernel|guest)[^]]*[0-9]+ min" <<<"$output"
+	done
+	# and those that do neither do not
+	for t in patches help cache-size deps; do
+		not grep -qE "^$t +\[" <<<"$output"
+	done
 }
 
 @test "help: every target it lists is a target of the Makefile" {
