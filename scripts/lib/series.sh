@@ -25,7 +25,8 @@ sender() {
 
 # series_fresh: patches/<base>/ is what scripts/patches/gen-patches makes
 # of the sources (the three components, msg/, and the two scripts that
-# make it); or else it fails, printing what differs.  A stamp per digest
+# make it); or else it fails, printing what differs (status 1), or why
+# gen-patches could not make it on this base (status 2).  A stamp per digest
 # of those inputs keeps the answer, so that only the first run after an
 # edit generates the series (about 5 s).
 series_fresh() {
@@ -41,7 +42,7 @@ series_fresh() {
 	if ! out=$(SIGNOFF='' "$TOP/scripts/patches/gen-patches" "$gen/out" 2>&1); then
 		rm -rf "$gen"
 		printf '%s\n' "$out" | tail -n 1
-		return 1
+		return 2
 	fi
 	if ! out=$(diff -rq -x msg "$s" "$gen/out"); then
 		rm -rf "$gen"

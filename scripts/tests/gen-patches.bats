@@ -112,3 +112,15 @@ series" ]
 	run "$top/scripts/steps/apply"
 	[ "$status" -eq 0 ]
 }
+
+@test "gen-patches: a tree of one's own that carries the series is taken as it is" {
+	cp "$SCRIPTS/steps/apply" "$top/scripts/steps/"
+	"$top/scripts/patches/gen-patches"
+	(cd "$KSRC" && patch -s -p1 <"$top"/patches/v7.3/0001-*.patch &&
+		patch -s -p1 <"$top"/patches/v7.3/0002-*.patch)
+	"$top/scripts/steps/source" 2>/dev/null
+	run "$top/scripts/steps/apply"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'already carries the series: using it as it is' <<<"$output"
+}
