@@ -25,7 +25,7 @@ VARIABLES := BASE BASES KSRC LINUX_TARBALL TOOLCHAIN SMP MEM TIMEOUT ACCEL \
 	N MUTANTS ARCHES EXTRA_FRAGMENT SIGNOFF DATE PREFIX B4_TREE B4_BASE \
 	KCSAN_SKIP_WATCH RACE_MUTANT SLOT_RACE_SECONDS NTIRPC_RUNS NTIRPC_SECS \
 	EPOLL_DISABLE_CACHE EPOLL_DISABLE_CACHE_MAX EPOLL_DISABLE_RUN \
-	EPOLL_CPU_LOCK RESULTS TMPDIR BASE_LABEL
+	EPOLL_CPU_LOCK RESULTS TMPDIR BASE_LABEL PORT_CHECKS
 comma := ,
 S := scripts
 export KSRC LINUX_TARBALL BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES N \
@@ -59,7 +59,7 @@ endif
 SUITES := test test-debug test-kcsan soak flake scale bench server model \
 	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
 	$(USERS:%=check-%)
-$(SUITES) test-base: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
+$(SUITES) test-base test-base-unpatched: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 # Its TAP goes to the run's logs too (scripts/lib/run.sh: run_logs), with
 # each boot's console log and each build's log; the last lines say where
 $(SUITES): %:
@@ -116,6 +116,17 @@ test-steps:
 		$(S)/checks/check-followups $(FOLLOWUPS)
 
 # make test's steps on one base; BASE_LABEL puts the base in their names
+# PORT_CHECKS=core (.ci/run's) leaves out, on every base but the lead,
+# the checks that need a second kernel: the builds after every patch, the
+# base without the series and its guest, sparse and W=1 against it.  Each
+# is a full build with the base's uapi header; on 2 cores they would put
+# a cold CI run over its time (bench/TIMES.md).  Each base still gets
+# the series' checks, its kernel, the runner and the guest's checks.
+ifneq ($(filter-out core all,$(PORT_CHECKS)),)
+$(error error: PORT_CHECKS=$(PORT_CHECKS) is not core or all)
+endif
+port_core = $(and $(filter core,$(PORT_CHECKS)),$(filter-out \
+	v$(firstword $(DEFAULT_BASES)),$(or $(BASE_LABEL),ksrc)))
 test-base: deps source
 	@$(S)/checks/check-series
 	@$(S)/checks/check-b4
@@ -125,9 +136,13 @@ test-base: deps source
 		$(S)/checks/record fail "kernel and in-tree selftests build with the series"; \
 	fi
 	@$(S)/checks/check-configure
-	@$(S)/checks/check-bisect
+	@$(if $(port_core),:,$(S)/checks/check-bisect)
 	@$(S)/checks/check-runner
 	@$(S)/checks/check-guest test
+	@$(if $(port_core),echo "# $(BASE_LABEL): PORT_CHECKS=core: the builds after every patch$(comma) the base without the series and its guest$(comma) sparse and W=1 are left to make test",$(MAKE) --no-print-directory test-base-unpatched)
+
+# make test's steps on the base without the series, after test-base's
+test-base-unpatched:
 	@if UNPATCHED=1 $(S)/steps/kernel; then \
 		$(S)/checks/record ok "the base builds without the series"; \
 	else \
@@ -287,7 +302,7 @@ check-tools-steps:
 .DEFAULT:
 	@echo "error: no target '$@' here: 'make help' lists them" >&2; exit 2
 
-.PHONY: run test-base deps source apply configure build patches b4-prep epitem-layout \
+.PHONY: run test-base test-base-unpatched deps source apply configure build patches b4-prep epitem-layout \
 	cache-size cache-clean clean \
 	$(SUITES) $(addsuffix -steps,$(SUITES))
 

@@ -97,3 +97,20 @@ named_targets() {
 	done
 	[ "$(tail -n 1 <<<"$order")" = "test-base BASE= BASE_LABEL=linux-3.6.tar.xz" ]
 }
+
+@test "help: PORT_CHECKS=core leaves the second kernel out on the ports, not on the lead" {
+	local lead
+	lead=$(sed -n 's/^DEFAULT_BASES="\([^ ]*\).*"$/\1/p' "$SCRIPTS/lib/bases.sh")
+	run make -s -C "$TOP" --no-print-directory -n test-base BASE="$lead" BASE_LABEL="v$lead" PORT_CHECKS=core
+	[ "$status" -eq 0 ]
+	grep -q 'check-bisect' <<<"$output"
+	grep -q 'UNPATCHED=1 scripts/checks/check-guest unpatched' <<<"$output"
+	run make -s -C "$TOP" --no-print-directory -n test-base BASE=6.1 BASE_LABEL=v6.1 PORT_CHECKS=core
+	[ "$status" -eq 0 ]
+	not grep -q 'check-bisect\|check-guest unpatched\|check-warnings' <<<"$output"
+	grep -q 'check-guest test' <<<"$output"
+	grep -q '# v6.1: PORT_CHECKS=core: .* are left to make test' <<<"$output"
+	run make -s -C "$TOP" --no-print-directory -n test-base BASE=6.1 BASE_LABEL=v6.1
+	grep -q 'check-bisect' <<<"$output"
+	grep -q 'check-guest unpatched' <<<"$output"
+}
