@@ -110,7 +110,7 @@ named_targets() {
 	not grep -q 'check-bisect\|check-guest unpatched\|check-warnings' <<<"$output"
 	grep -q 'check-guest test' <<<"$output"
 	grep -q '# v6.1: PORT_CHECKS=core: .* are left to make test' <<<"$output"
-	run make -s -C "$TOP" --no-print-directory -n test-base BASE=6.1 BASE_LABEL=v6.1
+	run make -s -C "$TOP" --no-print-directory -n test-base BASE=6.1 BASE_LABEL=v6.1 PORT_CHECKS=all
 	grep -q 'check-bisect' <<<"$output"
 	grep -q 'check-guest unpatched' <<<"$output"
 }
