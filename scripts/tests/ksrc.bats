@@ -80,3 +80,9 @@ copied() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == "error: KSRC=$KSRC is not a kernel tree"* ]]
 }
+
+@test "KSRC: the copy's repository never packs itself in the background" {
+	git_tree
+	copied .gitignore Makefile fs/eventpoll.c kernel/fork.c kernel/gone.c kernel/local.c
+	[ "$(git -C "$(copy)" config gc.auto)" = 0 ]
+}
