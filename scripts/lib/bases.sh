@@ -6,15 +6,32 @@
 # takes a tree of any base.
 BASES_DIR=$TOP/scripts/bases
 DEFAULT_BASES="7.3 6.12 6.1"
+# conf_get KEY FILE: the values of KEY in a base file, a line each, in
+# REPLY (read in the shell: lib.sh loads in every step)
+conf_get() {
+	local line
+	REPLY=
+	while IFS= read -r line || [ -n "$line" ]; do
+		[[ $line != "$1="* ]] || REPLY+=${REPLY:+$'\n'}${line#*=}
+	done <"$2"
+}
 # base_conf_in KEY FILE: the value of KEY in a base file
 base_conf_in() {
-	sed -n "s/^$1=//p" "$2"
+	conf_get "$@"
+	[ -z "$REPLY" ] || printf '%s\n' "$REPLY"
 }
-# shellcheck disable=SC2012 # base files are named vX.Y
-SUPPORTED=$(cd "$BASES_DIR" && ls v* | sed 's/^v//' | sort -rV | xargs)
-DEBIAN_BASES=$(for b in $SUPPORTED; do
-	[ -z "$(base_conf_in package "$BASES_DIR/v$b")" ] || echo "$b"
-done | xargs)
+SUPPORTED=$(cd "$BASES_DIR" && printf '%s\n' v* | sed 's/^v//' | sort -rV | xargs)
+# debian_bases: the bases Debian ships as source (their file names a
+# package)
+debian_bases() {
+	local b
+	DEBIAN_BASES=
+	for b in $SUPPORTED; do
+		conf_get package "$BASES_DIR/v$b"
+		[ -z "$REPLY" ] || DEBIAN_BASES+=${DEBIAN_BASES:+ }$b
+	done
+}
+debian_bases
 if [ -n "$BASE" ]; then
 	case " $DEBIAN_BASES " in
 	*" $BASE "*) ;;
@@ -27,10 +44,12 @@ if [ -n "$BASE" ]; then
 fi
 # The Debian base this run uses, when it uses one
 DEBIAN_BASE=${BASE:-${DEFAULT_BASES%% *}}
+conf_get package "$BASES_DIR/v$DEBIAN_BASE"
 # shellcheck disable=SC2034 # for debian.sh and the steps
-DEBIAN_PKG=$(base_conf_in package "$BASES_DIR/v$DEBIAN_BASE")
+DEBIAN_PKG=$REPLY
+conf_get suite "$BASES_DIR/v$DEBIAN_BASE"
 # shellcheck disable=SC2034 # for debian.sh and the steps
-DEBIAN_SUITE=$(base_conf_in suite "$BASES_DIR/v$DEBIAN_BASE")
+DEBIAN_SUITE=$REPLY
 
 # kernel_version DIR: "6.12.118" from a tree's top-level Makefile; fails,
 # printing nothing, if DIR has no kernel Makefile

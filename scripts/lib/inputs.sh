@@ -32,13 +32,6 @@ check_mem() {
 		inputs_die MEM "enough memory for the guest: 256M or more, such as 1G"
 }
 
-# queue_var PROJECT: the variable that names PROJECT's tree (man-pages:
-# MANPAGES)
-queue_var() {
-	local v=${1//-/}
-	echo "${v^^}"
-}
-
 # check_queue_tree PROJECT [VAR [needed]]: the tree given for
 # patches/PROJECT/ (in VAR, by default PROJECT's), if any (with needed:
 # it must be), is one the queue can go on: a git clone with the commit the series file
@@ -47,18 +40,17 @@ queue_var() {
 # checkout's own commit)
 check_queue_tree() {
 	local project=$1 var dir queue=$TOP/patches/$1 pinned url file what
-	var=${2:-}
-	[ -n "$var" ] || var=$(queue_var "$project")
+	# by default PROJECT's name without dashes, in capitals (MANPAGES)
+	var=${2:-${project//-/}}
+	var=${var^^}
 	dir=${!var:-}
+	[ -n "$dir" ] || [ "${3:-}" = needed ] || return 0
 	pinned=$(sed -n 's/^# commit: \([0-9a-f]\{40\}\).*/\1/p' "$queue/series")
 	url=$(sed -n 's/^# upstream: \([^ ]*\).*/\1/p' "$queue/series")
 	what="a checkout of $project"
 	[ -z "$url" ] || what="a git clone of $url that has commit ${pinned:0:12}"
-	if [ -z "$dir" ]; then
-		[ "${3:-}" != needed ] ||
-			die "no $project tree: give $what, as in 'make check-$project $var=/path/to/$project'"
-		return 0
-	fi
+	[ -n "$dir" ] ||
+		die "no $project tree: give $what, as in 'make check-$project $var=/path/to/$project'"
 	[ -d "$dir" ] ||
 		die "$var=$dir is not a directory: give $what, as in 'make check-$project $var=/path/to/$project'"
 	if [ -n "$pinned" ]; then
