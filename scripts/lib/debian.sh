@@ -16,18 +16,21 @@ debian_mirror() {
 }
 # private_apt DIR LINE: apt-get options for a sources list of our own in
 # DIR holding LINE, with apt's lists and downloads kept there too: the
-# machine's apt configuration is left alone.  Sets the array apt_opts.
+# machine's apt configuration is left alone.  Sets the array APT_OPTS.
 private_apt() {
 	rm -rf "$1"
 	mkdir -p "$1/lists/partial" "$1/cache/archives/partial"
 	echo "$2" >"$1/sources.list"
 	# shellcheck disable=SC2034 # the caller's
-	apt_opts=(-q -o "Dir::Etc::SourceList=$1/sources.list"
+	APT_OPTS=(-q -o "Dir::Etc::SourceList=$1/sources.list"
 		-o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$1/lists"
 		-o "Dir::Cache=$1/cache")
 }
 # release_codename: the machine's Debian release (bookworm)
-release_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-}"); }
+release_codename() {
+	# shellcheck source=/dev/null # the machine's file, not the project's
+	(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+}
 
 # debian_deb: the newest fetched package of the base; fails, saying what
 # to run, if none is
