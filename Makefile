@@ -25,7 +25,7 @@ VARIABLES := BASE BASES KSRC LINUX_TARBALL TOOLCHAIN SMP MEM TIMEOUT ACCEL \
 	N MUTANTS ARCHES EXTRA_FRAGMENT SIGNOFF DATE PREFIX B4_TREE B4_BASE \
 	KCSAN_SKIP_WATCH RACE_MUTANT SLOT_RACE_SECONDS NTIRPC_RUNS NTIRPC_SECS \
 	EPOLL_DISABLE_CACHE EPOLL_DISABLE_CACHE_MAX EPOLL_DISABLE_RUN \
-	EPOLL_CPU_LOCK RESULTS TMPDIR BASE_LABEL PORT_CHECKS
+	EPOLL_CPU_LOCK RESULTS TMPDIR BASE_LABEL SECOND_KERNEL
 comma := ,
 S := scripts
 export KSRC LINUX_TARBALL BASE SMP MEM TIMEOUT ACCEL TOOLCHAIN ARCHES N \
@@ -56,8 +56,8 @@ $(error error: $(firstword $(UNKNOWN))= is not a variable of this Makefile: 'mak
 endif
 # The suites: each prints the TAP header, runs its steps (the recipe of
 # NAME-steps) and ends with scripts/checks/summary's count
-SUITES := test test-debug test-kcsan soak flake scale bench server model \
-	mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
+SUITES := test check test-debug test-kcsan soak flake scale bench server \
+	model mutants check-series check-arches check-tools $(FOLLOWUPS:%=check-%) \
 	$(USERS:%=check-%)
 $(SUITES) test-base test-base-unpatched: export RESULTS ?= $(RESULTS_OF_THIS_RUN)
 # Its TAP goes to the run's logs too (scripts/lib/run.sh: run_logs), with
@@ -105,28 +105,35 @@ base_vars = $(if $(filter ksrc,$1),,$(if $(filter tarball,$1),BASE= \
 
 ## test: [kernels, guests: 60 min cold, 27 warm] the whole suite on each base; ends with "N passed, N failed"
 test: deps
-test-steps:
-	@$(S)/checks/check-tools
+test-steps: check-steps
 	@echo "# bases:$(foreach b,$(TEST_BASES), $(if $(filter ksrc,$b),the tree in KSRC=$(KSRC),$(if $(filter tarball,$b),the tree in LINUX_TARBALL=$(LINUX_TARBALL),Debian's linux-source-$b));)"
-	@$(S)/checks/check-host
-	@$(S)/checks/check-model || true
 	@$(foreach b,$(TEST_BASES),$(MAKE) --no-print-directory test-base \
 		$(call base_vars,$b) && ) true
 	@env $(call base_vars,$(firstword $(TEST_BASES))) \
 		$(S)/checks/check-followups $(FOLLOWUPS)
 
+## check: [3 min] what needs no kernel: check-tools, the selftest on the host, the model
+check: deps
+check-steps:
+	@$(S)/checks/check-tools
+	@$(S)/checks/check-host
+	@$(S)/checks/check-model || true
+
 # make test's steps on one base; BASE_LABEL puts the base in their names
-# PORT_CHECKS=core (.ci/run's) leaves out, on every base but the lead,
-# the checks that need a second kernel: the builds after every patch, the
-# base without the series and its guest, sparse and W=1 against it.  Each
-# is a full build with the base's uapi header; on 2 cores they would put
-# a cold CI run over its time (bench/TIMES.md).  Each base still gets
-# the series' checks, its kernel, the runner and the guest's checks.
-ifneq ($(filter-out core all,$(PORT_CHECKS)),)
-$(error error: PORT_CHECKS=$(PORT_CHECKS) is not core or all)
+# SECOND_KERNEL says which bases get the checks that need a second
+# kernel: the builds after every patch, the base without the series and
+# its guest, sparse and W=1 against it (all, the default; lead, the first
+# of DEFAULT_BASES only; none, .ci/run's).  Each is a near-full build
+# with the base's uapi header; on 2 cores they put a cold CI run over its
+# time (bench/TIMES.md).  Every base still gets the series' checks, its
+# kernel, the runner and the guest's checks.
+SECOND_KERNEL ?= all
+ifneq ($(filter-out all lead none,$(SECOND_KERNEL)),)
+$(error error: SECOND_KERNEL=$(SECOND_KERNEL) is not all, lead or none)
 endif
-port_core = $(and $(filter core,$(PORT_CHECKS)),$(filter-out \
-	v$(firstword $(DEFAULT_BASES)),$(or $(BASE_LABEL),ksrc)))
+no_second = $(or $(filter none,$(SECOND_KERNEL)),$(and $(filter \
+	lead,$(SECOND_KERNEL)),$(filter-out v$(firstword $(DEFAULT_BASES)),$(or \
+	$(BASE_LABEL),ksrc))))
 test-base: deps source
 	@$(S)/checks/check-series
 	@$(S)/checks/check-b4
@@ -136,10 +143,10 @@ test-base: deps source
 		$(S)/checks/record fail "kernel and in-tree selftests build with the series"; \
 	fi
 	@$(S)/checks/check-configure
-	@$(if $(port_core),:,$(S)/checks/check-bisect)
+	@$(if $(no_second),:,$(S)/checks/check-bisect)
 	@$(S)/checks/check-runner
 	@$(S)/checks/check-guest test
-	@$(if $(port_core),echo "# $(BASE_LABEL): PORT_CHECKS=core: the builds after every patch$(comma) the base without the series and its guest$(comma) sparse and W=1 are left to make test",$(MAKE) --no-print-directory test-base-unpatched)
+	@$(if $(no_second),echo "# $(or $(BASE_LABEL),ksrc): SECOND_KERNEL=$(SECOND_KERNEL): the builds after every patch$(comma) the base without the series and its guest$(comma) sparse and W=1 are left to make test",$(MAKE) --no-print-directory test-base-unpatched)
 
 # make test's steps on the base without the series, after test-base's
 test-base-unpatched:
@@ -294,7 +301,7 @@ clean:
 		kill -0 "$${f##*.}" 2>/dev/null || rm -f "$$f"; \
 	done
 
-## check-tools: [5 min] the harness's own tests (bats, shellcheck): see check-tools
+## check-tools: [2 to 3 min] the harness's own tests (bats, shellcheck): see check-tools
 check-tools-steps:
 	@$(S)/checks/check-tools
 

@@ -98,19 +98,32 @@ named_targets() {
 	[ "$(tail -n 1 <<<"$order")" = "test-base BASE= BASE_LABEL=linux-3.6.tar.xz" ]
 }
 
-@test "help: PORT_CHECKS=core leaves the second kernel out on the ports, not on the lead" {
+# second BASE VALUE: make -n of test-base on BASE with SECOND_KERNEL=VALUE
+second() {
+	run make -s -C "$TOP" --no-print-directory -n test-base BASE="$1" \
+		BASE_LABEL="v$1" SECOND_KERNEL="$2"
+	[ "$status" -eq 0 ]
+}
+
+@test "help: SECOND_KERNEL=all, lead and none give the second kernel to all, the lead, none" {
 	local lead
 	lead=$(sed -n 's/^DEFAULT_BASES="\([^ ]*\).*"$/\1/p' "$SCRIPTS/lib/bases.sh")
-	run make -s -C "$TOP" --no-print-directory -n test-base BASE="$lead" BASE_LABEL="v$lead" PORT_CHECKS=core
-	[ "$status" -eq 0 ]
-	grep -q 'check-bisect' <<<"$output"
-	grep -q 'UNPATCHED=1 scripts/checks/check-guest unpatched' <<<"$output"
-	run make -s -C "$TOP" --no-print-directory -n test-base BASE=6.1 BASE_LABEL=v6.1 PORT_CHECKS=core
-	[ "$status" -eq 0 ]
-	not grep -q 'check-bisect\|check-guest unpatched\|check-warnings' <<<"$output"
-	grep -q 'check-guest test' <<<"$output"
-	grep -q '# v6.1: PORT_CHECKS=core: .* are left to make test' <<<"$output"
-	run make -s -C "$TOP" --no-print-directory -n test-base BASE=6.1 BASE_LABEL=v6.1 PORT_CHECKS=all
+	for v in all lead; do
+		second "$lead" "$v"
+		grep -q 'check-bisect' <<<"$output"
+		grep -q 'UNPATCHED=1 scripts/checks/check-guest unpatched' <<<"$output"
+	done
+	second 6.1 all
 	grep -q 'check-bisect' <<<"$output"
 	grep -q 'check-guest unpatched' <<<"$output"
+	for b in "6.1 lead" "6.1 none" "$lead none"; do
+		# shellcheck disable=SC2086 # a base and a value
+		second $b
+		not grep -q 'check-bisect\|check-guest unpatched\|check-warnings' <<<"$output"
+		grep -q 'check-guest test' <<<"$output"
+		grep -q "# v${b% *}: SECOND_KERNEL=${b#* }: .* are left to make test" <<<"$output"
+	done
+	run make -s -C "$TOP" --no-print-directory -n test-base SECOND_KERNEL=some
+	[ "$status" -ne 0 ]
+	grep -q 'SECOND_KERNEL=some is not all, lead or none' <<<"$output"
 }
