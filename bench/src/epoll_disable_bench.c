@@ -2,77 +2,21 @@
 /*
  * epoll_disable_bench - what EPOLL_CTL_DISABLE costs, and what it buys.
  *
- * "-M ops" times single epoll_ctl() calls on a set of N eventfds, all
- * EPOLLIN | EPOLLONESHOT: DISABLE of an armed item (returns 0), DISABLE of
- * a delivered item (EBUSY), EPOLL_CTL_MOD, EPOLL_CTL_DEL, EPOLL_CTL_ADD,
- * DISABLE and DEL of an item one after the other (what deleting an item
- * costs with the op), and the floor: EPOLL_CTL_DEL of an fd that is not in
- * the set (ENOENT), which is no more than the syscall, the two fd lookups,
- * ep->mtx and a search of the tree.
+ * -M ops times single epoll_ctl() calls on N EPOLLONESHOT eventfds, and
+ * the floor (EPOLL_CTL_DEL of an fd not in the set). -M proto runs
+ * epoll_disable_test's workload for a fixed time: waiters in epoll_wait()
+ * on N EPOLLONESHOT socketpairs, a writer, and a canceller that deletes
+ * a random item and adds one in its place, each deletion made safe by
+ * the protocol -p names (protocols.h; bench_driver.c drives them).
+ * -M reclaim reports, instead of events/s, the time from the decision to
+ * delete an item to its free; -M burst (bench_burst.c) grows the set to
+ * 100,000 items and back and reports memory.
  *
- * "-M proto" runs the workload of epoll_disable_test for a fixed time:
- * waiter threads in epoll_wait() on one set of N EPOLLONESHOT socketpairs,
- * a writer writing bytes to random items and a canceller that deletes
- * a random item and puts a new one in its place, over and over. How an
- * item is deleted safely while waiters may hold its event is the protocol:
- * protocols.h lists them and each proto_<name>.c is one, its comment
- * saying what it does: disable (EPOLL_CTL_DISABLE), global (one mutex),
- * deferred (QSBR), slots (generation-checked slots, epoll_data a slot's
- * index and generation), uring (no epoll: io_uring) and naive (unsafe).
- * bench_driver.c drives them, for bench_proto.c and bench_burst.c.
- *
- * A waiter blocked in epoll_wait() cannot be taken for quiescent: the
- * wait may already have taken the event of an item that is deleted
- * before the call returns it. So deferred reclamation waits for each
- * waiter's epoll_wait() to return, which its timeout bounds (-T). With
- * no timeout (-T -1) the canceller wakes the waiters it waits for with
- * a signal (epoll_wait() fails with EINTR), and under global it signals
- * the waiter that holds the mutex in epoll_wait().
- *
- * "-M reclaim" runs the same workload and reports, instead of throughput,
- * how long each item deleted in the timed window waited between the
- * canceller's decision to delete it and its free (p50, p99, max) and how
- * many items were deleted but not yet freed (mean over the window, peak).
- * For slots "freed" is the state's free at the generation's move; its
- * slot is ready for the next item at once, and a chunk of slots left
- * empty goes back to malloc after a grace period.
- * For uring the wait is the message's trip, the waiter's cancel and its
- * reaping of the poll's end.
- * After the window no item is deleted any more, and the run goes on until
- * those waiting are freed (or for twice the timeout and a second more:
- * any left then are counted as unfreed, their age so far their wait).
- *
- * "-M burst" (bench_burst.c) asks what a protocol costs in memory: the
- * set grows from 1,000 items to 100,000, each with a buffer of its own
- * (512 B to 64 KiB), and is deleted back down to 1,000; for each protocol,
- * in a process of its own, from the decision to delete an item to its
- * buffer's free(), and the process's memory (RSS and the allocator's
- * count) at the peak and after the burst.
- *
- * Freed items are poisoned and kept in a quarantine for a while before
- * they really go back to malloc, so that a waiter that touches an item
- * after it was freed (a use-after-free in a real program) is counted as a
- * late touch instead of crashing; slots' chunks, given back, are
- * poisoned and kept too. Only naive may have late touches: if a safe
- * protocol has any, the run fails (exit 1). The timings are reported,
- * never judged.
- *
- * Each thread counts its io_uring_enter() and epoll_*() calls, and
- * "-M proto" reports them per event handled: all of them, and the
- * waiters' alone. The epoll waiters take one event per epoll_wait();
- * a uring waiter reaps whatever its ring holds per io_uring_enter().
- * It also reports the CPU time the waiters, the writer and the canceller
- * used per second of the window: on two CPUs, with one waiter beside a
- * writer that never sleeps, how the scheduler places the three decides
- * the waiter's share, and with it the events handled. So it reports the
- * CPUs the process may run on too: run under "taskset 1", all threads
- * share one CPU, no placement decides anything, and the events handled
- * measure what each protocol costs per event, every thread's CPU time
- * counted.
- *
- * Output is CSV on stdout (lines starting with '#' are comments), kind
- * "ops" or "proto" first; -P puts a prefix before every line, so that the
- * lines can be picked out of a console log.
+ * Freed items are poisoned and quarantined, so a late touch is counted
+ * instead of crashing; a safe protocol with one fails the run (exit 1).
+ * Timings are reported, never judged. Output is CSV on stdout ('#' lines
+ * are comments), each line behind -P's prefix. bench/README says what
+ * each mode measures and how each protocol deletes.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -3,84 +3,19 @@
  * epoll_disable_server - a keep-alive HTTP/1.1 server that closes its
  * connections from outside its waiters, under wrk's load.
  *
- * The roles are epoll_disable.h's: each connection is an item, and the
- * threads are waiters and a canceller. The output keeps the words it has
- * always printed, which scripts read: there a waiter is a "worker", the
- * canceller the "reaper", and a canceller's close a "reap".
+ * N waiters wait in epoll_wait() on one set, each connection an
+ * EPOLLIN | EPOLLONESHOT item (epoll_disable.h's roles) that its owner,
+ * the waiter handed its event, serves and re-arms. An acceptor adds
+ * connections; a canceller closes those idle longer than -i and -r more a
+ * second at random, with the protocol -p names (proto_<name>.c, as the
+ * bench runs them; not global). The output keeps the words scripts read:
+ * a waiter is a "worker", the canceller the "reaper", its close a "reap".
  *
- * N waiters wait in epoll_wait() on one set. Every connection is in it as
- * EPOLLIN | EPOLLONESHOT with its struct item in data.ptr; the waiter that
- * is handed the event, its owner, reads the requests, answers each with a
- * fixed 200 and re-arms the item with EPOLL_CTL_MOD. An acceptor thread
- * adds items, and a canceller thread closes them from outside the
- * waiters: those idle longer than -i, and -r forced closes a second at
- * random, so that it closes under load (wrk keeps every connection busy,
- * so -I clients of the server's own connect and say nothing, for the idle
- * closes). How the canceller closes an item that a waiter may have just
- * been handed is the protocol (-p): one of the protocols the bench
- * runs, proto_<name>.c, but global, whose lock of the whole set is what
- * keeps the canceller away, where the server's idle scan takes the
- * connection's (server_conn.c is their driver, so a new one runs here
- * too):
- *
- *   disable   the protocol's steps: under the item's lock, stop it and
- *             ask EPOLL_CTL_DISABLE: 0, nobody holds its event, so
- *             EPOLL_CTL_DEL, close and free at once; EBUSY, its owner,
- *             finding it stopped under the lock, deletes, closes and
- *             frees it when it gets there
- *   deferred  no kernel help: EPOLL_CTL_DEL and shutdown() at once, then
- *             close and free only when every waiter has passed a
- *             quiescent point since (QSBR: a global epoch, one counter
- *             per waiter, read before each epoll_wait())
- *   naive     EPOLL_CTL_DEL, close and free under the lock: unsafe
- *   uring     no epoll: io_uring as epoll_disable_uring.h does it. Each
- *             waiter has a ring, and the connections the acceptor deals
- *             it in turn are polled there (multishot), put in the
- *             canceller's table by it; the canceller, under the item's
- *             lock, marks it stopped and shuts its socket down, and sends
- *             its waiter a message, on which the waiter cancels the poll;
- *             it closes and frees the connection when it reaps the
- *             poll's terminal completion. The item's lock here is the
- *             server's bookkeeping (the canceller's scan reads the idle
- *             time and claims the close), not what makes the free safe.
- *
- * On a kernel without the op, disable says so and runs deferred.
- *
- * The server runs wrk itself (-W, from PATH) against its own port for -d
- * seconds, reads wrk's figures from a small Lua script it hands it, and
- * then checks, each a TAP line:
- *
- *   1 no connection's state is touched after it was freed: freed
- *     items are poisoned and kept in a quarantine, so a waiter that takes
- *     the lock of a freed one counts a late touch instead of crashing
- *   2 every connection is freed exactly once (a count per connection)
- *   3 every accepted fd is closed exactly once (a generation per fd
- *     number, so that closing a reused number counts too)
- *   4 no request is lost that wrk did not see an error for: every request
- *     read was answered or its answer failed on a closed socket; wrk saw
- *     no timeout and no error status, counted no more answers than were
- *     sent, and saw at least one socket error per connection that the
- *     canceller closed on a request it had not read
- *   5 the canceller closed connections while wrk's load ran, forced and
- *     idle ones (with -I)
- *
- * -B breaks one check on purpose (its negative controls): leak-conn never
- * frees a cancelled item and double-free frees it twice (check 2);
- * leak-fd shuts a cancelled item's fd down but never closes it, and
- * double-close closes it twice, the second time in the books only, which
- * refuse it (check 3); drop leaves every 500th request unanswered (check
- * 4). The naive protocol is the control of check 1, -r 0 -I 0 that of
- * check 5. -p uring -B early-free is check 1's for uring: the waiter
- * frees a cancelled connection as soon as it has asked for the cancel,
- * not at the poll's terminal completion, which then names a freed one.
- *
- * The figures (requests/s and latency from wrk, closes by the canceller
- * a second, reclaim latency from the canceller's decision to the free,
- * items held awaiting reclaim) are one line starting with -P's prefix,
- * for a script to collect: "server," then the protocol, waiters, wrk's
- * connections and seconds, idle ms, forced closes/s, requests/s, latency
- * p50 and p99, the canceller's closes/s, reclaim latency p50 and p99,
- * held mean and max, EBUSY answers and late touches (latencies in us).
+ * It runs wrk (-W) against itself for -d seconds, then checks, a TAP line
+ * each: no state touched after its free, every connection freed once,
+ * every fd closed once, no request lost that wrk saw no error for, and
+ * closes made under load. -B breaks one check on purpose; -P prefixes the
+ * figures' line. bench/README says what each check and control does.
  *
  * Exit: 0 all checks passed, 1 one failed, 4 wrk is missing.
  */
