@@ -100,25 +100,27 @@ named_targets() {
 
 # second BASE VALUE: make -n of test-base on BASE with SECOND_KERNEL=VALUE
 second() {
-	run make -s -C "$TOP" --no-print-directory -n test-base BASE="$1" \
+	make -s -C "$TOP" --no-print-directory -n test-base BASE="$1" \
 		BASE_LABEL="v$1" SECOND_KERNEL="$2"
-	[ "$status" -eq 0 ]
 }
 
 @test "help: SECOND_KERNEL=all, lead and none give the second kernel to all, the lead, none" {
 	local lead
 	lead=$(sed -n 's/^DEFAULT_BASES="\([^ ]*\).*"$/\1/p' "$SCRIPTS/lib/bases.sh")
 	for v in all lead; do
-		second "$lead" "$v"
+		run second "$lead" "$v"
+		[ "$status" -eq 0 ]
 		grep -q 'check-bisect' <<<"$output"
 		grep -q 'UNPATCHED=1 scripts/checks/check-guest unpatched' <<<"$output"
 	done
-	second 6.1 all
+	run second 6.1 all
+	[ "$status" -eq 0 ]
 	grep -q 'check-bisect' <<<"$output"
 	grep -q 'check-guest unpatched' <<<"$output"
 	for b in "6.1 lead" "6.1 none" "$lead none"; do
 		# shellcheck disable=SC2086 # a base and a value
-		second $b
+		run second $b
+		[ "$status" -eq 0 ]
 		not grep -q 'check-bisect\|check-guest unpatched\|check-warnings' <<<"$output"
 		grep -q 'check-guest test' <<<"$output"
 		grep -q "# v${b% *}: SECOND_KERNEL=${b#* }: .* are left to make test" <<<"$output"

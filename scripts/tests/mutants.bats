@@ -4,7 +4,7 @@
 # without the op, are both caught but named and counted apart; one that
 # passes, or skips and then fails elsewhere, is not taken for a skip.
 # The kernel, initramfs and boot steps are stubs; the tree is
-# gen-patches' three-file 7.3.
+# gen-patches' three-file 7.3, made the base by source.
 
 load helpers
 
@@ -14,6 +14,7 @@ setup() {
 		"$top/fs-eventpoll/v7.3/mutants"
 	cp -r "$SCRIPTS/lib.sh" "$SCRIPTS/lib" "$SCRIPTS/bases" "$top/scripts/"
 	cp "$SCRIPTS/checks/check-mutants" "$top/scripts/checks/"
+	cp "$SCRIPTS/steps/source" "$SCRIPTS/steps/cache" "$top/scripts/steps/"
 	printf '#!/bin/sh\nexit 0\n' >"$top/scripts/steps/kernel"
 	cp "$top/scripts/steps/kernel" "$top/scripts/steps/initramfs"
 	# boot: the verdict recorded for the mutant, failing as steps/boot
@@ -32,6 +33,8 @@ setup() {
 	cp -r "$DATA/gen-patches/base" "$BATS_TEST_TMPDIR/linux"
 	export KSRC=$BATS_TEST_TMPDIR/linux SCRATCH_LOCKED=1
 	export EPOLL_DISABLE_CACHE=$BATS_TEST_TMPDIR/cache
+	export HOME=$BATS_TEST_TMPDIR GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+	"$top/scripts/steps/source" 2>/dev/null
 }
 
 @test "mutants: a failing selftest and a skipping one are caught, and said apart" {
