@@ -1,36 +1,14 @@
 
 /*
- * Disable an EPOLLONESHOT item that no epoll_wait() caller has been handed
- * since it was last armed, so that the caller may remove it and free what its
- * epoll_data refers to. Must be called with "mtx" held.
+ * Disarm an EPOLLONESHOT item that nobody was handed since it was last armed,
+ * so that user space may delete it and free what its epoll_data refers to.
+ * Called with ep->mtx held, which keeps ep_scan_ready_list() out: the item is
+ * on ep->rdllist or on no list. ep->lock orders us against ep_poll_callback().
+ * Delivery clears a oneshot item's event bits; we clear EPOLLONESHOT too.
  *
- * Holding ep->mtx excludes ep_scan_ready_list(): it holds ep->mtx from the
- * moment it steals ep->rdllist until it has spliced back what it left and
- * reset ep->ovflist to EP_UNACTIVE_PTR, whether it runs for epoll_wait()
- * (ep_send_events_proc()) or for a poll of the epoll file itself
- * (ep_read_events_proc()). No scan is in progress, so the item is either on
- * ep->rdllist or on no list at all, never on a scan's txlist or chained on
- * ep->ovflist, and its mask changes only under ep->mtx. An armed item always
- * has EPOLLERR and EPOLLHUP. ep_send_events_proc() clears every event bit of
- * a oneshot item when it copies its event to user space; we clear
- * EPOLLONESHOT too, and only EPOLL_CTL_MOD sets the mask again. So:
- *
- *  - no event bits and no EPOLLONESHOT: we disarmed the item already.
- *    Return -EALREADY: the caller that got 0 owns its deletion.
- *
- *  - no event bits: a caller holds the event. Return -EBUSY and leave the
- *    item alone. A wakeup that came during the scan which delivered the
- *    event may have put the item back on the ready list; the next scan
- *    drops it, finding no event it is armed for.
- *
- *  - event bits: nobody was handed the item. Clear them under ep->lock,
- *    which ep_poll_callback() holds to test them, so that no later wakeup
- *    queues the item, and take it off the ready list if an earlier wakeup
- *    did. Return 0: nobody will be handed this item until EPOLL_CTL_MOD
- *    arms it again.
- *
- * An item without EPOLLONESHOT is armed again by every delivery, so it can
- * never be known to be idle: refuse it with -EINVAL.
+ * Returns 0 if the item was armed (it is now disarmed and off the ready
+ * list), -EBUSY if a caller holds its event, -EALREADY if it is disabled
+ * already, -EINVAL if it is not EPOLLONESHOT.
  */
 static int ep_disable(struct eventpoll *ep, struct epitem *epi)
 {
