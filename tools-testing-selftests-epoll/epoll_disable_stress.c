@@ -12,18 +12,21 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "epoll_disable.h"
 
-/* make scale has its own: 300 items are 600 files, and the owners' few */
+/* A socketpair an item, as many as the design's test; make scale has its own */
 #ifndef SERVER_ITEMS
-#define SERVER_ITEMS	300
+#define SERVER_ITEMS	500
 #define SERVER_WAITERS	100
 #define SERVER_LOAD_S	2
 #define SERVER_TIMEOUT	30
 #endif
 #define CLIENTS		4
+/* The items' files and a few more: over the usual soft limit of 1024 */
+#define SERVER_FILES	(2 * SERVER_ITEMS + 64)
 
 struct item {
 	struct item_guard g;
@@ -241,6 +244,7 @@ TEST_F_TIMEOUT(server, load, SERVER_TIMEOUT)
 int main(int argc, char **argv)
 {
 	enum probe_found found;
+	struct rlimit nofile;
 	char why[96];
 
 	found = probe_for_disable(argc, argv, why, sizeof(why));
@@ -248,6 +252,17 @@ int main(int argc, char **argv)
 		ksft_exit_skip("%s\n", why);
 	if (found == PROBE_FAILED)
 		ksft_exit_fail_msg("%s\n", why);
+	/* As far as the hard limit allows, or past it with the privilege */
+	if (getrlimit(RLIMIT_NOFILE, &nofile))
+		ksft_exit_fail_msg("getrlimit: %s\n", strerror(errno));
+	if (nofile.rlim_cur < SERVER_FILES) {
+		nofile.rlim_cur = SERVER_FILES;
+		if (nofile.rlim_max < SERVER_FILES)
+			nofile.rlim_max = SERVER_FILES;
+		if (setrlimit(RLIMIT_NOFILE, &nofile))
+			ksft_exit_skip("%d items need %d open files, over RLIMIT_NOFILE's hard limit\n",
+				       SERVER_ITEMS, SERVER_FILES);
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return test_harness_run(argc, argv);
 }

@@ -2,8 +2,9 @@
 /*
  * EPOLL_CTL_DISABLE: its contract, a test per state of an EPOLLONESHOT
  * item (armed and idle, queued, delivered, disabled, deleted), each state
- * asked twice and checked after each answer, whatever data arrives.
- * epoll_disable_stress has a server's load.
+ * asked twice and checked after each answer, whatever data arrives, on
+ * each kind of file a server registers: a socket, a pipe, an eventfd, a
+ * timerfd and another epoll set. epoll_disable_stress has a server's load.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -14,8 +15,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 
 #include "kselftest_harness.h"
 #include "epoll_disable.h"
@@ -28,30 +31,87 @@ static bool set_ready(int ep)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-/* One EPOLLONESHOT item, sv[0], in a fresh set; sv[1] makes it ready */
+enum kind { SOCKET, PIPE, EVENTFD, TIMERFD, NESTED };
+
+/*
+ * One EPOLLONESHOT item, fd, in a fresh set, of each kind (a socket also
+ * edge-triggered); poke() makes it ready (again), through peer where the
+ * kind has one
+ */
 FIXTURE(item) {
-	int ep, sv[2];
+	int ep, fd, peer;
 };
 
 FIXTURE_VARIANT(item) {
+	enum kind kind;
 	unsigned int events;
 };
 
-FIXTURE_VARIANT_ADD(item, oneshot) {
+FIXTURE_VARIANT_ADD(item, socket) {
+	.kind = SOCKET,
 	.events = EPOLLIN | EPOLLONESHOT,
 };
 
-FIXTURE_VARIANT_ADD(item, oneshot_et) {
+FIXTURE_VARIANT_ADD(item, socket_et) {
+	.kind = SOCKET,
 	.events = EPOLLIN | EPOLLONESHOT | EPOLLET,
+};
+
+FIXTURE_VARIANT_ADD(item, pipe) {
+	.kind = PIPE,
+	.events = EPOLLIN | EPOLLONESHOT,
+};
+
+FIXTURE_VARIANT_ADD(item, eventfd) {
+	.kind = EVENTFD,
+	.events = EPOLLIN | EPOLLONESHOT,
+};
+
+FIXTURE_VARIANT_ADD(item, timerfd) {
+	.kind = TIMERFD,
+	.events = EPOLLIN | EPOLLONESHOT,
+};
+
+FIXTURE_VARIANT_ADD(item, epoll) {
+	.kind = NESTED,
+	.events = EPOLLIN | EPOLLONESHOT,
 };
 
 FIXTURE_SETUP(item)
 {
-	struct epoll_event ev = { .events = variant->events };
+	struct epoll_event ev = { .events = EPOLLIN };
+	int p[2];
 
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, self->sv));
+	self->peer = -1;
+	switch (variant->kind) {
+	case SOCKET:
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p));
+		self->fd = p[0];
+		self->peer = p[1];
+		break;
+	case PIPE:
+		ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
+		self->fd = p[0];
+		self->peer = p[1];
+		break;
+	case EVENTFD:
+		self->fd = eventfd(0, EFD_NONBLOCK);
+		break;
+	case TIMERFD:
+		self->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+		break;
+	case NESTED:
+		/* a set whose one level-triggered socket the peer writes to */
+		self->fd = epoll_create1(0);
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p));
+		ASSERT_EQ(0, epoll_ctl(self->fd, EPOLL_CTL_ADD, p[0], &ev));
+		self->peer = p[1];
+		break;
+	}
+	ASSERT_NE(-1, self->fd);
 	self->ep = epoll_create1(0);
-	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->sv[0], &ev));
+	ev.events = variant->events;
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fd, &ev));
 }
 
 /* Each test runs in a process of its own: what it opens goes with it */
@@ -59,41 +119,61 @@ FIXTURE_TEARDOWN(item)
 {
 }
 
+/* Make the item's file readable, or more so: true once it is */
+static bool poke(FIXTURE_DATA(item) *self, enum kind kind)
+{
+	struct itimerspec soon = { .it_value = { .tv_nsec = 1 } };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	uint64_t one = 1;
+
+	switch (kind) {
+	case EVENTFD:
+		return write(self->fd, &one, sizeof(one)) == sizeof(one);
+	case TIMERFD:
+		/* the expiry's wakeup has reached the set once poll() sees it */
+		return timerfd_settime(self->fd, 0, &soon, NULL) == 0 &&
+		       poll(&p, 1, 5000) == 1;
+	default:
+		return write(self->peer, "x", 1) == 1;
+	}
+}
+
 /*
  * Disabled: EALREADY, asked twice, as the first caller owns the deletion;
  * silent whatever data arrives. MOD ends the state: the pending data is
  * reported, and the item, delivered again, is EBUSY.
  */
-static void expect_disabled(struct __test_metadata *_metadata, int ep,
-			    int *sv, unsigned int events)
+static void expect_disabled(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(item) *self,
+			    const FIXTURE_VARIANT(item) *variant)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EALREADY, disable(ep, sv[0]));
-		EXPECT_EQ(1, write(sv[1], "x", 1));
-		EXPECT_EQ(0, reported(ep));
-		EXPECT_FALSE(set_ready(ep));
+		EXPECT_EQ(EALREADY, disable(self->ep, self->fd));
+		EXPECT_TRUE(poke(self, variant->kind));
+		EXPECT_EQ(0, reported(self->ep));
+		EXPECT_FALSE(set_ready(self->ep));
 	}
-	EXPECT_EQ(0, rearm(ep, sv[0], events));
-	EXPECT_EQ(1, reported(ep));
-	EXPECT_EQ(EBUSY, disable(ep, sv[0]));
+	EXPECT_EQ(0, rearm(self->ep, self->fd, variant->events));
+	EXPECT_EQ(1, reported(self->ep));
+	EXPECT_EQ(EBUSY, disable(self->ep, self->fd));
 }
 
 /* Nobody was handed the event: 0, and the caller may delete the item */
 TEST_F(item, armed_idle)
 {
-	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
-	expect_disabled(_metadata, self->ep, self->sv, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->fd));
+	expect_disabled(_metadata, self, variant);
 }
 
 /* Ready but not collected: 0, and the item leaves the ready list */
 TEST_F(item, armed_queued)
 {
-	ASSERT_EQ(1, write(self->sv[1], "x", 1));
+	ASSERT_TRUE(poke(self, variant->kind));
 	EXPECT_TRUE(set_ready(self->ep));
-	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
-	expect_disabled(_metadata, self->ep, self->sv, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->fd));
+	expect_disabled(_metadata, self, variant);
 }
 
 /*
@@ -105,34 +185,36 @@ TEST_F(item, delivered)
 {
 	int i;
 
-	ASSERT_EQ(1, write(self->sv[1], "x", 1));
+	ASSERT_TRUE(poke(self, variant->kind));
 	ASSERT_EQ(1, reported(self->ep));
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EBUSY, disable(self->ep, self->sv[0]));
-		EXPECT_EQ(1, write(self->sv[1], "x", 1));
+		EXPECT_EQ(EBUSY, disable(self->ep, self->fd));
+		EXPECT_TRUE(poke(self, variant->kind));
 		EXPECT_EQ(0, reported(self->ep));
 	}
-	EXPECT_EQ(0, rearm(self->ep, self->sv[0], variant->events));
+	EXPECT_EQ(0, rearm(self->ep, self->fd, variant->events));
 	EXPECT_TRUE(set_ready(self->ep));
-	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
-	expect_disabled(_metadata, self->ep, self->sv, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->fd));
+	expect_disabled(_metadata, self, variant);
 }
 
 /* A file not in the set: ENOENT, twice; the set's item stays armed */
 TEST_F(item, not_in_set)
 {
-	EXPECT_EQ(ENOENT, disable(self->ep, self->sv[1]));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->sv[1]));
-	EXPECT_EQ(1, write(self->sv[1], "x", 1));
+	int other = eventfd(0, 0);
+
+	EXPECT_EQ(ENOENT, disable(self->ep, other));
+	EXPECT_EQ(ENOENT, disable(self->ep, other));
+	EXPECT_TRUE(poke(self, variant->kind));
 	EXPECT_EQ(1, reported(self->ep));
 }
 
 TEST_F(item, deleted)
 {
-	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->sv[0]));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->sv[0]));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->sv[0]));
-	EXPECT_EQ(1, write(self->sv[1], "x", 1));
+	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->fd));
+	EXPECT_EQ(ENOENT, disable(self->ep, self->fd));
+	EXPECT_EQ(ENOENT, disable(self->ep, self->fd));
+	EXPECT_TRUE(poke(self, variant->kind));
 	EXPECT_EQ(0, reported(self->ep));
 }
 
@@ -165,20 +247,20 @@ static long long fdinfo_events(int ep, int fd)
 
 /*
  * fdinfo shows a disabled item's mask as it is: no event bits and no
- * EPOLLONESHOT, only the other flags it was armed with (EPOLLET), a form
- * no other item has; after MOD, the mask MOD gave it
+ * EPOLLONESHOT, only the other flags it was armed with (EPOLLET,
+ * EPOLLWAKEUP), a form no other item has; after MOD, the mask MOD gave it
  */
 TEST_F(item, fdinfo)
 {
 	long long armed = variant->events | EPOLLERR | EPOLLHUP;
 
-	if (fdinfo_events(self->ep, self->sv[0]) < 0)
+	if (fdinfo_events(self->ep, self->fd) < 0)
 		SKIP(return, "no items in an epoll fd's fdinfo (Linux < 3.8, or no /proc)");
-	EXPECT_EQ(armed, fdinfo_events(self->ep, self->sv[0]));
-	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
-	EXPECT_EQ(variant->events & EPOLLET, fdinfo_events(self->ep, self->sv[0]));
-	ASSERT_EQ(0, rearm(self->ep, self->sv[0], variant->events));
-	EXPECT_EQ(armed, fdinfo_events(self->ep, self->sv[0]));
+	EXPECT_EQ(armed, fdinfo_events(self->ep, self->fd));
+	EXPECT_EQ(0, disable(self->ep, self->fd));
+	EXPECT_EQ(variant->events & EPOLLET, fdinfo_events(self->ep, self->fd));
+	ASSERT_EQ(0, rearm(self->ep, self->fd, variant->events));
+	EXPECT_EQ(armed, fdinfo_events(self->ep, self->fd));
 }
 
 /*
@@ -189,18 +271,18 @@ TEST_F(item, fdinfo)
 TEST_F(item, event_refused)
 {
 	void *ev = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int i;
+	int other = eventfd(0, 0), i;
 
 	ASSERT_NE(MAP_FAILED, ev);
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EINVAL, disable_event(self->ep, self->sv[0], ev));
-		EXPECT_EQ(EINVAL, disable_event(self->ep, self->sv[1], ev));
+		EXPECT_EQ(EINVAL, disable_event(self->ep, self->fd, ev));
+		EXPECT_EQ(EINVAL, disable_event(self->ep, other, ev));
 		EXPECT_EQ(EINVAL, disable_event(self->ep, -1, ev));
-		EXPECT_EQ(EINVAL, disable_event(-1, self->sv[0], ev));
+		EXPECT_EQ(EINVAL, disable_event(-1, self->fd, ev));
 		ASSERT_EQ(0, mprotect(ev, 4096, PROT_NONE));
 	}
-	EXPECT_EQ(0, disable(self->ep, self->sv[0]));
-	expect_disabled(_metadata, self->ep, self->sv, variant->events);
+	EXPECT_EQ(0, disable(self->ep, self->fd));
+	expect_disabled(_metadata, self, variant);
 }
 
 /* Only a oneshot item can be disabled: refused, it still reports; and more */

@@ -1,0 +1,3 @@
+
+	if (is_file_epoll(epi->ffd.file))
+		return -EINVAL;
