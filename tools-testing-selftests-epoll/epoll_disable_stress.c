@@ -260,8 +260,8 @@ int main(int argc, char **argv)
 		if (nofile.rlim_max < SERVER_FILES)
 			nofile.rlim_max = SERVER_FILES;
 		if (setrlimit(RLIMIT_NOFILE, &nofile))
-			ksft_exit_skip("%d items need %d open files, over RLIMIT_NOFILE's hard limit\n",
-				       SERVER_ITEMS, SERVER_FILES);
+			ksft_exit_skip("%d open files needed, over RLIMIT_NOFILE's hard limit\n",
+				       SERVER_FILES);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return test_harness_run(argc, argv);

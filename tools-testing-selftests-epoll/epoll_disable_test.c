@@ -33,13 +33,19 @@ static bool set_ready(int ep)
 
 enum kind { SOCKET, PIPE, EVENTFD, TIMERFD, NESTED };
 
+/* A file of a kind; poke() makes it ready, through peer if it has one */
+struct item_file {
+	enum kind kind;
+	int fd, peer;
+};
+
 /*
- * One EPOLLONESHOT item, fd, in a fresh set, of each kind (a socket also
- * edge-triggered); poke() makes it ready (again), through peer where the
- * kind has one
+ * One EPOLLONESHOT item in a fresh set, a file of each kind (a socket
+ * also edge-triggered)
  */
 FIXTURE(item) {
-	int ep, fd, peer;
+	int ep;
+	struct item_file file;
 };
 
 FIXTURE_VARIANT(item) {
@@ -82,36 +88,37 @@ FIXTURE_SETUP(item)
 	struct epoll_event ev = { .events = EPOLLIN };
 	int p[2];
 
-	self->peer = -1;
+	self->file.kind = variant->kind;
+	self->file.peer = -1;
 	switch (variant->kind) {
 	case SOCKET:
 		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p));
-		self->fd = p[0];
-		self->peer = p[1];
+		self->file.fd = p[0];
+		self->file.peer = p[1];
 		break;
 	case PIPE:
 		ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
-		self->fd = p[0];
-		self->peer = p[1];
+		self->file.fd = p[0];
+		self->file.peer = p[1];
 		break;
 	case EVENTFD:
-		self->fd = eventfd(0, EFD_NONBLOCK);
+		self->file.fd = eventfd(0, EFD_NONBLOCK);
 		break;
 	case TIMERFD:
-		self->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+		self->file.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
 		break;
 	case NESTED:
 		/* a set whose one level-triggered socket the peer writes to */
-		self->fd = epoll_create1(0);
+		self->file.fd = epoll_create1(0);
 		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p));
-		ASSERT_EQ(0, epoll_ctl(self->fd, EPOLL_CTL_ADD, p[0], &ev));
-		self->peer = p[1];
+		ASSERT_EQ(0, epoll_ctl(self->file.fd, EPOLL_CTL_ADD, p[0], &ev));
+		self->file.peer = p[1];
 		break;
 	}
-	ASSERT_NE(-1, self->fd);
+	ASSERT_NE(-1, self->file.fd);
 	self->ep = epoll_create1(0);
 	ev.events = variant->events;
-	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->fd, &ev));
+	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, self->file.fd, &ev));
 }
 
 /* Each test runs in a process of its own: what it opens goes with it */
@@ -120,21 +127,21 @@ FIXTURE_TEARDOWN(item)
 }
 
 /* Make the item's file readable, or more so: true once it is */
-static bool poke(FIXTURE_DATA(item) *self, enum kind kind)
+static bool poke(const struct item_file *f)
 {
 	struct itimerspec soon = { .it_value = { .tv_nsec = 1 } };
-	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	struct pollfd p = { .fd = f->fd, .events = POLLIN };
 	uint64_t one = 1;
 
-	switch (kind) {
+	switch (f->kind) {
 	case EVENTFD:
-		return write(self->fd, &one, sizeof(one)) == sizeof(one);
+		return write(f->fd, &one, sizeof(one)) == sizeof(one);
 	case TIMERFD:
 		/* the expiry's wakeup has reached the set once poll() sees it */
-		return timerfd_settime(self->fd, 0, &soon, NULL) == 0 &&
+		return timerfd_settime(f->fd, 0, &soon, NULL) == 0 &&
 		       poll(&p, 1, 5000) == 1;
 	default:
-		return write(self->peer, "x", 1) == 1;
+		return write(f->peer, "x", 1) == 1;
 	}
 }
 
@@ -143,37 +150,36 @@ static bool poke(FIXTURE_DATA(item) *self, enum kind kind)
  * silent whatever data arrives. MOD ends the state: the pending data is
  * reported, and the item, delivered again, is EBUSY.
  */
-static void expect_disabled(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(item) *self,
-			    const FIXTURE_VARIANT(item) *variant)
+static void expect_disabled(struct __test_metadata *_metadata, int ep,
+			    const struct item_file *f, unsigned int events)
 {
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EALREADY, disable(self->ep, self->fd));
-		EXPECT_TRUE(poke(self, variant->kind));
-		EXPECT_EQ(0, reported(self->ep));
-		EXPECT_FALSE(set_ready(self->ep));
+		EXPECT_EQ(EALREADY, disable(ep, f->fd));
+		EXPECT_TRUE(poke(f));
+		EXPECT_EQ(0, reported(ep));
+		EXPECT_FALSE(set_ready(ep));
 	}
-	EXPECT_EQ(0, rearm(self->ep, self->fd, variant->events));
-	EXPECT_EQ(1, reported(self->ep));
-	EXPECT_EQ(EBUSY, disable(self->ep, self->fd));
+	EXPECT_EQ(0, rearm(ep, f->fd, events));
+	EXPECT_EQ(1, reported(ep));
+	EXPECT_EQ(EBUSY, disable(ep, f->fd));
 }
 
 /* Nobody was handed the event: 0, and the caller may delete the item */
 TEST_F(item, armed_idle)
 {
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant);
+	EXPECT_EQ(0, disable(self->ep, self->file.fd));
+	expect_disabled(_metadata, self->ep, &self->file, variant->events);
 }
 
 /* Ready but not collected: 0, and the item leaves the ready list */
 TEST_F(item, armed_queued)
 {
-	ASSERT_TRUE(poke(self, variant->kind));
+	ASSERT_TRUE(poke(&self->file));
 	EXPECT_TRUE(set_ready(self->ep));
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant);
+	EXPECT_EQ(0, disable(self->ep, self->file.fd));
+	expect_disabled(_metadata, self->ep, &self->file, variant->events);
 }
 
 /*
@@ -185,17 +191,17 @@ TEST_F(item, delivered)
 {
 	int i;
 
-	ASSERT_TRUE(poke(self, variant->kind));
+	ASSERT_TRUE(poke(&self->file));
 	ASSERT_EQ(1, reported(self->ep));
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EBUSY, disable(self->ep, self->fd));
-		EXPECT_TRUE(poke(self, variant->kind));
+		EXPECT_EQ(EBUSY, disable(self->ep, self->file.fd));
+		EXPECT_TRUE(poke(&self->file));
 		EXPECT_EQ(0, reported(self->ep));
 	}
-	EXPECT_EQ(0, rearm(self->ep, self->fd, variant->events));
+	EXPECT_EQ(0, rearm(self->ep, self->file.fd, variant->events));
 	EXPECT_TRUE(set_ready(self->ep));
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant);
+	EXPECT_EQ(0, disable(self->ep, self->file.fd));
+	expect_disabled(_metadata, self->ep, &self->file, variant->events);
 }
 
 /* A file not in the set: ENOENT, twice; the set's item stays armed */
@@ -205,16 +211,16 @@ TEST_F(item, not_in_set)
 
 	EXPECT_EQ(ENOENT, disable(self->ep, other));
 	EXPECT_EQ(ENOENT, disable(self->ep, other));
-	EXPECT_TRUE(poke(self, variant->kind));
+	EXPECT_TRUE(poke(&self->file));
 	EXPECT_EQ(1, reported(self->ep));
 }
 
 TEST_F(item, deleted)
 {
-	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->fd));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->fd));
-	EXPECT_EQ(ENOENT, disable(self->ep, self->fd));
-	EXPECT_TRUE(poke(self, variant->kind));
+	EXPECT_EQ(0, ctl(self->ep, EPOLL_CTL_DEL, self->file.fd));
+	EXPECT_EQ(ENOENT, disable(self->ep, self->file.fd));
+	EXPECT_EQ(ENOENT, disable(self->ep, self->file.fd));
+	EXPECT_TRUE(poke(&self->file));
 	EXPECT_EQ(0, reported(self->ep));
 }
 
@@ -254,13 +260,13 @@ TEST_F(item, fdinfo)
 {
 	long long armed = variant->events | EPOLLERR | EPOLLHUP;
 
-	if (fdinfo_events(self->ep, self->fd) < 0)
+	if (fdinfo_events(self->ep, self->file.fd) < 0)
 		SKIP(return, "no items in an epoll fd's fdinfo (Linux < 3.8, or no /proc)");
-	EXPECT_EQ(armed, fdinfo_events(self->ep, self->fd));
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	EXPECT_EQ(variant->events & EPOLLET, fdinfo_events(self->ep, self->fd));
-	ASSERT_EQ(0, rearm(self->ep, self->fd, variant->events));
-	EXPECT_EQ(armed, fdinfo_events(self->ep, self->fd));
+	EXPECT_EQ(armed, fdinfo_events(self->ep, self->file.fd));
+	EXPECT_EQ(0, disable(self->ep, self->file.fd));
+	EXPECT_EQ(variant->events & EPOLLET, fdinfo_events(self->ep, self->file.fd));
+	ASSERT_EQ(0, rearm(self->ep, self->file.fd, variant->events));
+	EXPECT_EQ(armed, fdinfo_events(self->ep, self->file.fd));
 }
 
 /*
@@ -275,14 +281,14 @@ TEST_F(item, event_refused)
 
 	ASSERT_NE(MAP_FAILED, ev);
 	for (i = 0; i < 2; i++) {
-		EXPECT_EQ(EINVAL, disable_event(self->ep, self->fd, ev));
+		EXPECT_EQ(EINVAL, disable_event(self->ep, self->file.fd, ev));
 		EXPECT_EQ(EINVAL, disable_event(self->ep, other, ev));
 		EXPECT_EQ(EINVAL, disable_event(self->ep, -1, ev));
-		EXPECT_EQ(EINVAL, disable_event(-1, self->fd, ev));
+		EXPECT_EQ(EINVAL, disable_event(-1, self->file.fd, ev));
 		ASSERT_EQ(0, mprotect(ev, 4096, PROT_NONE));
 	}
-	EXPECT_EQ(0, disable(self->ep, self->fd));
-	expect_disabled(_metadata, self, variant);
+	EXPECT_EQ(0, disable(self->ep, self->file.fd));
+	expect_disabled(_metadata, self->ep, &self->file, variant->events);
 }
 
 /* Only a oneshot item can be disabled: refused, it still reports; and more */
